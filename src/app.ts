@@ -1,0 +1,69 @@
+// Builds the Fastify app from a context. Never listens: server.ts does.
+import rateLimit from '@fastify/rate-limit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { AppContext } from './context.js';
+import { memoryRoutes } from './memory/routes.js';
+import projectAuth, { bearerToken } from './platform/auth.js';
+import errorHandler from './platform/error-handler.js';
+import { RateLimitError } from './platform/errors.js';
+import { healthRoutes } from './platform/health.js';
+import openapi from './platform/openapi.js';
+import { hashKey } from './tenancy/keys.js';
+
+export const API_PREFIX = '/api/v1/projects/:projectId';
+
+export interface BuildOptions {
+  /** Log requests (pino). Tests pass false. */
+  logger?: boolean;
+}
+
+export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx;
+  const app = Fastify({
+    loggerInstance: options.logger === false ? undefined : ctx.log,
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    // `/v1/projects/...` (behind a gateway that adds `/api`) is the same route as `/api/v1/...`.
+    rewriteUrl: (request) => {
+      const url = request.url ?? '/';
+      return url.startsWith('/v1/projects/') ? `/api${url}` : url;
+    },
+    ajv: {
+      // Unknown fields are refused, not silently dropped: a typo must not lose data.
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  await app.register(errorHandler);
+  await app.register(openapi);
+  await app.register(healthRoutes, { db: ctx.db, queue: ctx.queue });
+
+  const rateLimitRedis = config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  rateLimitRedis?.on('error', () => {});
+  if (rateLimitRedis) app.addHook('onClose', async () => rateLimitRedis.disconnect());
+
+  await app.register(
+    async (scope) => {
+      await scope.register(rateLimit, {
+        max: config.rateLimitPerMinute,
+        timeWindow: 60_000,
+        redis: rateLimitRedis,
+        nameSpace: `${config.queuePrefix}:rate:`,
+        skipOnError: true,
+        keyGenerator: (request) => {
+          const token = bearerToken(request);
+          return token === undefined ? `ip:${request.ip}` : `key:${hashKey(token).slice(0, 32)}`;
+        },
+        errorResponseBuilder: (_request, context) =>
+          new RateLimitError(`rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
+      });
+      await scope.register(projectAuth, { tenancy: ctx.tenancy });
+      await scope.register(memoryRoutes, { memory: ctx.memory });
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

@@ -1,0 +1,169 @@
+// The one reader of process.env. Validates every setting once, applies defaults, and fails the
+// boot with a message that names every bad key. The result is frozen and passed down.
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export type EmbeddingProvider = 'local' | 'gateway';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Unset: the embedded PGlite database under `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  /** Unset: the in-process job runner. */
+  readonly redisUrl: string | undefined;
+  readonly queuePrefix: string;
+  /** With Redis, whether `serve` also consumes jobs (without Redis it always does). */
+  readonly serveRunsJobs: boolean;
+  readonly workerConcurrency: number;
+  readonly jobTimeoutMs: number;
+  readonly bootstrapProject: string | undefined;
+  readonly bootstrapApiKey: string | undefined;
+  /** Create a `demo` project and print a key on first start when the database has no project. */
+  readonly createDemoProject: boolean;
+  readonly logLevel: LogLevel;
+  readonly bodyLimitBytes: number;
+  readonly requestTimeoutMs: number;
+  readonly rateLimitPerMinute: number;
+  readonly poolMaxThreads: number;
+  readonly poolMaxQueue: number;
+  readonly poolTaskTimeoutMs: number;
+  readonly embeddingProvider: EmbeddingProvider;
+  readonly embeddingDimensions: number;
+  readonly embeddingModel: string;
+  readonly modelGatewayUrl: string | undefined;
+  readonly modelGatewayApiKey: string | undefined;
+  readonly modelGatewayTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Collects problems instead of throwing on the first, so one boot names every bad key. */
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(key: string): string | undefined {
+    const value = this.env[key]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  string(key: string, fallback: string): string {
+    return this.raw(key) ?? fallback;
+  }
+
+  int(key: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(key);
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push(`${key}=${JSON.stringify(value)}: expected an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  bool(key: string, fallback: boolean): boolean {
+    const value = this.raw(key)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+    if (['0', 'false', 'no', 'off'].includes(value)) return false;
+    this.problems.push(`${key}=${JSON.stringify(value)}: expected true or false`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(key);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${key}=${JSON.stringify(value)}: expected one of ${allowed.join(', ')}`);
+    return fallback;
+  }
+
+  url(key: string, protocols: readonly string[]): string | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      this.problems.push(`${key}: not a valid URL`);
+      return undefined;
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      this.problems.push(`${key}: expected a ${protocols.join(' or ')} URL, got ${parsed.protocol}`);
+      return undefined;
+    }
+    return value;
+  }
+}
+
+const PROJECT_ID = /^[a-z0-9][a-z0-9_-]{1,62}$/;
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const r = new Reader(env);
+  const cores = availableParallelism();
+
+  const bootstrapProject = r.raw('LATTICE_BOOTSTRAP_PROJECT');
+  const bootstrapApiKey = r.raw('LATTICE_BOOTSTRAP_API_KEY');
+  if (bootstrapProject !== undefined && !PROJECT_ID.test(bootstrapProject)) {
+    r.problems.push('LATTICE_BOOTSTRAP_PROJECT: expected 2 to 63 characters of a-z, 0-9, _ and -');
+  }
+  if (bootstrapApiKey !== undefined && bootstrapProject === undefined) {
+    r.problems.push('LATTICE_BOOTSTRAP_API_KEY is set without LATTICE_BOOTSTRAP_PROJECT');
+  }
+  if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 24) {
+    r.problems.push('LATTICE_BOOTSTRAP_API_KEY: must be at least 24 characters');
+  }
+
+  const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
+  const embeddingProvider = r.oneOf('EMBEDDING_PROVIDER', ['local', 'gateway'] as const, 'local');
+  const modelGatewayUrl = r.url('MODEL_GATEWAY_URL', ['http:', 'https:']);
+  const embeddingDimensions = r.int('EMBEDDING_DIMENSIONS', 512, 1, 16000);
+  if (embeddingProvider === 'gateway' && modelGatewayUrl === undefined) {
+    r.problems.push('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
+  }
+  if (embeddingProvider === 'local' && embeddingDimensions !== 512) {
+    r.problems.push('EMBEDDING_DIMENSIONS: the local embedder produces 512 dimensions');
+  }
+
+  const config: Config = {
+    port: r.int('PORT', 8080, 0, 65535),
+    host: r.string('HOST', '0.0.0.0'),
+    dataDir: resolve(r.string('DATA_DIR', './data')),
+    databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl,
+    queuePrefix: r.string('QUEUE_PREFIX', 'lattice'),
+    serveRunsJobs: redisUrl === undefined ? true : r.bool('SERVE_RUNS_JOBS', false),
+    workerConcurrency: r.int('WORKER_CONCURRENCY', 4, 1, 256),
+    jobTimeoutMs: r.int('JOB_TIMEOUT_MS', 30_000, 100, 600_000),
+    bootstrapProject,
+    bootstrapApiKey,
+    createDemoProject: r.bool('LATTICE_CREATE_DEMO', true),
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 60_000, 1000, 600_000),
+    rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
+    poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),
+    poolTaskTimeoutMs: r.int('POOL_TASK_TIMEOUT_MS', 60_000, 100, 600_000),
+    embeddingProvider,
+    embeddingDimensions,
+    embeddingModel: r.string('EMBEDDING_MODEL', embeddingProvider === 'local' ? 'use-lite-512' : 'text-embedding-3-small'),
+    modelGatewayUrl,
+    modelGatewayApiKey: r.raw('MODEL_GATEWAY_API_KEY'),
+    modelGatewayTimeoutMs: r.int('MODEL_GATEWAY_TIMEOUT_MS', 30_000, 100, 600_000),
+  };
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,103 @@
+// Wires a process together: database, queue, pool, embedder and domain services. Both `serve` and
+// `worker` start from here; tests build one per file.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import { ensureEmbeddingDimension } from './embeddings/dimension.js';
+import { createEmbedder, QueryEmbedder, type Embedder } from './embeddings/embedder.js';
+import { jobHandlers, JOB_NAMES, type AppQueue, type JobMap } from './jobs.js';
+import { MemoryService } from './memory/service.js';
+import type { Db } from './platform/db.js';
+import { createPgDb } from './platform/db-pg.js';
+import { createPgliteDb } from './platform/db-pglite.js';
+import { migrate } from './platform/migrations.js';
+import { WorkerPool } from './platform/pool.js';
+import { checkHandlers } from './platform/queue.js';
+import { BullQueue } from './platform/queue-bullmq.js';
+import { InProcessQueue } from './platform/queue-inprocess.js';
+import { TenancyService } from './tenancy/service.js';
+
+export interface AppContext {
+  config: Config;
+  log: FastifyBaseLogger;
+  db: Db;
+  queue: AppQueue;
+  pool: WorkerPool;
+  embedder: Embedder;
+  queryEmbedder: QueryEmbedder;
+  tenancy: TenancyService;
+  memory: MemoryService;
+  /** Starts consuming jobs in this process. */
+  startConsumers(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function openDatabase(config: Config): Promise<Db> {
+  return config.databaseUrl === undefined
+    ? createPgliteDb({ dataDir: config.dataDir })
+    : Promise.resolve(createPgDb({ connectionString: config.databaseUrl }));
+}
+
+export interface ContextOptions {
+  log: FastifyBaseLogger;
+  /** Use this database instead of opening one from the config (tests). */
+  db?: Db;
+  /** Skip migrations (they already ran). */
+  skipMigrations?: boolean;
+}
+
+export async function createContext(config: Config, options: ContextOptions): Promise<AppContext> {
+  const { log } = options;
+  const db = options.db ?? (await openDatabase(config));
+  try {
+    if (!options.skipMigrations) {
+      const { applied } = await migrate(db);
+      if (applied.length > 0) log.info({ applied }, 'applied migrations');
+    }
+    await ensureEmbeddingDimension(db, config.embeddingDimensions);
+  } catch (error) {
+    if (!options.db) await db.close();
+    throw error;
+  }
+
+  const queue: AppQueue =
+    config.redisUrl === undefined
+      ? new InProcessQueue<JobMap>({ concurrency: config.workerConcurrency, defaultTimeoutMs: config.jobTimeoutMs, log })
+      : new BullQueue<JobMap>({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          concurrency: config.workerConcurrency,
+          defaultTimeoutMs: config.jobTimeoutMs,
+          log,
+        });
+  const pool = new WorkerPool({
+    maxThreads: config.poolMaxThreads,
+    maxQueue: config.poolMaxQueue,
+    taskTimeoutMs: config.poolTaskTimeoutMs,
+  });
+  const embedder = createEmbedder(config, pool);
+  const tenancy = new TenancyService(db);
+  const memory = new MemoryService(db, queue, embedder);
+  const handlers = jobHandlers({ memory });
+  checkHandlers(JOB_NAMES, handlers);
+
+  let closed = false;
+  return {
+    config,
+    log,
+    db,
+    queue,
+    pool,
+    embedder,
+    queryEmbedder: new QueryEmbedder(embedder),
+    tenancy,
+    memory,
+    startConsumers: () => queue.startConsumers(handlers),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queue.close();
+      await pool.destroy();
+      if (!options.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// Embedding providers behind one interface: `local` (USE Lite in the worker pool) and `gateway`
+// (an OpenAI-compatible /embeddings endpoint). One dimension per deployment. Query embeddings go
+// through an LRU cache, since agents repeat their questions.
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config.js';
+import { DependencyUnavailableError, NotConfiguredError } from '../platform/errors.js';
+import type { WorkerPool } from '../platform/pool.js';
+
+export interface Embedder {
+  readonly model: string;
+  readonly dimensions: number;
+  /** One unit-length vector per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}
+
+/** Texts per pool task: large enough to amortise the hop, small enough to spread over threads. */
+const LOCAL_CHUNK = 32;
+
+export class LocalEmbedder implements Embedder {
+  readonly model = 'use-lite-512';
+  readonly dimensions = 512;
+
+  constructor(private readonly pool: WorkerPool) {}
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
+    const outputs = await Promise.all(chunks.map((chunk) => this.pool.run('embed', { texts: chunk })));
+    const result: Float32Array[] = [];
+    for (const { dimensions, vectors } of outputs) {
+      for (let offset = 0; offset < vectors.length; offset += dimensions) result.push(vectors.subarray(offset, offset + dimensions));
+    }
+    return result;
+  }
+}
+
+interface GatewayEmbeddingsResponse {
+  data?: { index?: number; embedding?: unknown }[];
+}
+
+export class GatewayEmbedder implements Embedder {
+  constructor(
+    private readonly url: string,
+    private readonly apiKey: string | undefined,
+    readonly model: string,
+    readonly dimensions: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    let response: Response;
+    try {
+      response = await fetch(`${this.url.replace(/\/+$/, '')}/embeddings`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model: this.model, input: texts }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'error',
+      });
+    } catch (error) {
+      throw new DependencyUnavailableError('the model gateway did not answer', { cause: error });
+    }
+    if (!response.ok) {
+      throw new DependencyUnavailableError(`the model gateway answered ${response.status} to an embeddings request`);
+    }
+    const body = (await response.json().catch(() => ({}))) as GatewayEmbeddingsResponse;
+    const rows = body.data ?? [];
+    if (rows.length !== texts.length) {
+      throw new DependencyUnavailableError(`the model gateway returned ${rows.length} embeddings for ${texts.length} texts`);
+    }
+    const ordered = [...rows].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    return ordered.map((row) => {
+      const values = row.embedding;
+      if (!Array.isArray(values) || values.length !== this.dimensions || !values.every((v) => typeof v === 'number')) {
+        throw new DependencyUnavailableError(`the model gateway returned an embedding that is not ${this.dimensions} numbers (EMBEDDING_DIMENSIONS)`);
+      }
+      return normalise(Float32Array.from(values as number[]));
+    });
+  }
+}
+
+export function normalise(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const v of vector) sum += v * v;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
+  return vector;
+}
+
+/** Caches single-query embeddings by text. */
+export class QueryEmbedder {
+  private readonly cache: LRUCache<string, Float32Array>;
+
+  constructor(
+    readonly embedder: Embedder,
+    maxEntries = 2000,
+  ) {
+    this.cache = new LRUCache({ max: maxEntries });
+  }
+
+  async embedQuery(text: string): Promise<Float32Array> {
+    const hit = this.cache.get(text);
+    if (hit) return hit;
+    const [vector] = await this.embedder.embed([text]);
+    this.cache.set(text, vector!);
+    return vector!;
+  }
+}
+
+export function createEmbedder(config: Config, pool: WorkerPool): Embedder {
+  if (config.embeddingProvider === 'local') return new LocalEmbedder(pool);
+  if (config.modelGatewayUrl === undefined) throw new NotConfiguredError('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
+  return new GatewayEmbedder(
+    config.modelGatewayUrl,
+    config.modelGatewayApiKey,
+    config.embeddingModel,
+    config.embeddingDimensions,
+    config.modelGatewayTimeoutMs,
+  );
+}

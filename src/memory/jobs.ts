@@ -1,0 +1,10 @@
+// Queue adapters for memory jobs.
+import type { JobHandlers } from '../platform/queue.js';
+import type { JobMap } from '../jobs.js';
+import type { MemoryService } from './service.js';
+
+export function memoryJobs(memory: MemoryService): Pick<JobHandlers<JobMap>, 'embeddings.backfill'> {
+  return {
+    'embeddings.backfill': ({ projectId, batch }) => memory.embedPending(projectId, batch),
+  };
+}

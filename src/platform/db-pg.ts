@@ -1,0 +1,98 @@
+// node-postgres adapter behind the Db interface.
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './db.js';
+
+// int8 and numeric come back as strings by default; counts and sums here fit in a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      const result = await client.query(text, params as unknown[] | undefined);
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(sql: string): Promise<void> {
+      await client.query(sql);
+    },
+  };
+}
+
+export interface PgDbOptions {
+  connectionString: string;
+  max?: number;
+  statementTimeoutMs?: number;
+}
+
+export function createPgDb(options: PgDbOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5000,
+    statement_timeout: options.statementTimeoutMs ?? 60_000,
+  });
+  // An idle client that errors (server restart) must not crash the process; the next query fails
+  // with a connection error that maps to 503.
+  pool.on('error', () => {});
+  return fromPool(pool);
+}
+
+function fromPool(pool: pg.Pool): Db {
+  const base = wrap(pool);
+  return {
+    kind: 'pg',
+    ...base,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [key.toString()]);
+        try {
+          return await fn(sessionDb(client));
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1)', [key.toString()]);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+    },
+  };
+}
+
+/** A Db over one checked-out client: transactions nest onto that client. */
+function sessionDb(client: pg.PoolClient): Db {
+  const base = wrap(client);
+  return {
+    kind: 'pg',
+    ...base,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(base);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    },
+    withAdvisoryLock: () => Promise.reject(new Error('advisory locks do not nest')),
+    close: async () => {},
+  };
+}

@@ -1,0 +1,94 @@
+// PGlite adapter behind the Db interface: Postgres compiled to WASM, in this process, with pgvector.
+// One process may open a data directory at a time; a lock file in the directory enforces it so
+// that a CLI command never opens the files under a running server.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { Db, Queryable, QueryResult } from './db.js';
+import { DataDirLockedError } from './errors.js';
+
+function wrap(client: PGlite | Transaction): Queryable {
+  return {
+    async query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      const result = await client.query<T>(text, params as unknown[] | undefined);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      await client.exec(sql);
+    },
+  };
+}
+
+const LOCK_FILE = 'lattice.lock';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the data directory for this process, or throws naming the process that holds it. */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new DataDirLockedError(dataDir, holder);
+      }
+      rmSync(path, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new DataDirLockedError(dataDir, -1);
+}
+
+export interface PgliteDbOptions {
+  /** A directory, or undefined for an in-memory database (tests). */
+  dataDir?: string;
+}
+
+export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db> {
+  const unlock = options.dataDir === undefined ? () => {} : lockDataDir(options.dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create({
+      dataDir: options.dataDir === undefined ? 'memory://' : join(options.dataDir, 'pglite'),
+      extensions: { vector },
+      parsers: { [types.INT8]: Number, [types.NUMERIC]: Number },
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const releaseOnExit = () => unlock();
+  process.once('exit', releaseOnExit);
+
+  // Session-level work (migrations) is serialised in-process; the lock file keeps other processes out.
+  let chain: Promise<unknown> = Promise.resolve();
+  const base = wrap(pglite);
+  const db: Db = {
+    kind: 'pglite',
+    ...base,
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => pglite.transaction((tx) => fn(wrap(tx))),
+    withAdvisoryLock<T>(_key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
+      const run = chain.then(() => fn(db));
+      chain = run.catch(() => {});
+      return run;
+    },
+    async close(): Promise<void> {
+      if (!pglite.closed) await pglite.close();
+      process.off('exit', releaseOnExit);
+      unlock();
+    },
+  };
+  return db;
+}

@@ -1,0 +1,45 @@
+// One database interface with two adapters: node-postgres for real deployments and PGlite for the
+// embedded default. Stores take a `Queryable`, so the same function runs inside or outside a
+// transaction.
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  /** One parameterised statement. */
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** Several statements without parameters (migrations, DDL). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding a session-level advisory lock. On Postgres the lock and `fn` share one
+   * connection, so work done through the passed handle is serialised across processes.
+   */
+  withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** SQLSTATE classes that mean the database is unreachable or going away, not that a query is wrong. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return (
+    code.startsWith('08') || // connection exception
+    code === '57P01' || // admin shutdown
+    code === '57P02' || // crash shutdown
+    code === '57P03' || // cannot connect now
+    code === '53300' || // too many connections
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === 'ENOTFOUND'
+  );
+}
+
+export const UNIQUE_VIOLATION = '23505';

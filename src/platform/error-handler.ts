@@ -1,0 +1,106 @@
+// The one error handler: every failure leaves in the same body, `{ statusCode, code, message,
+// params? }` (WIRE.md), with the status its code maps to. 5xx answers never carry internals.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Type, type Static } from 'typebox';
+import { isConnectionError } from './db.js';
+import { AppError } from './errors.js';
+
+export const ErrorBodySchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    code: Type.String({ description: 'Stable machine-readable code, e.g. VALIDATION_ERROR, FEATURE_DISABLED' }),
+    message: Type.String({ description: 'Human-readable reason; for FEATURE_DISABLED, the upgrade prompt' }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Details, e.g. the failing fields' })),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+export type ErrorBody = Static<typeof ErrorBodySchema>;
+
+/** Response schemas every project route shares, by status. */
+export const errorResponses = Object.fromEntries(
+  [400, 401, 403, 404, 409, 413, 429, 500, 503].map((status) => [status, Type.Ref('ErrorBody')]),
+);
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function describeValidation(error: FastifyError): ErrorBody {
+  const context = error.validationContext ?? 'body';
+  const issues = (error.validation ?? []) as ValidationIssue[];
+  const errors = issues.map((issue) => {
+    const extra = issue.params?.additionalProperty;
+    const path = `${context}${(issue.instancePath ?? '').replace(/\//g, '.')}${extra ? `.${String(extra)}` : ''}`;
+    const message = extra ? 'is not a known field' : (issue.message ?? 'is invalid');
+    return { path, message };
+  });
+  const first = errors[0];
+  return {
+    statusCode: 400,
+    code: 'VALIDATION_ERROR',
+    message: first ? `${first.path} ${first.message}` : `invalid ${context}`,
+    params: { errors },
+  };
+}
+
+/** Maps Fastify's own errors (body parsing, limits, timeouts) to our codes. */
+const FASTIFY_CODES: Record<string, { statusCode: number; code: string; message?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'the request body exceeds the size limit' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'send the body as application/json' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the JSON body is empty' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the body is not valid JSON' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the content length does not match the body' },
+};
+
+export function toErrorBody(error: unknown, request: FastifyRequest): { body: ErrorBody; retryAfter?: number } {
+  if (error instanceof AppError) {
+    return {
+      body: {
+        statusCode: error.statusCode,
+        code: error.code,
+        message: error.message,
+        ...(error.params === undefined ? {} : { params: error.params }),
+      },
+      retryAfter: error.retryAfterSeconds,
+    };
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.validation) return { body: describeValidation(fastifyError) };
+  const mapped = fastifyError?.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (mapped) return { body: { statusCode: mapped.statusCode, code: mapped.code, message: mapped.message ?? fastifyError.message } };
+  if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return { body: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the body is not valid JSON' } };
+  }
+  if (isConnectionError(error)) {
+    return {
+      body: { statusCode: 503, code: 'SERVICE_UNAVAILABLE', message: 'a dependency is unavailable; retry shortly' },
+      retryAfter: 5,
+    };
+  }
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { body: { statusCode: status, code: fastifyError.code ?? 'BAD_REQUEST', message: fastifyError.message } };
+  }
+  return { body: { statusCode: 500, code: 'INTERNAL_ERROR', message: `internal error (request ${request.id})` } };
+}
+
+export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { body, retryAfter } = toErrorBody(error, request);
+  if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  else request.log.info({ code: body.code, status: body.statusCode }, body.message);
+  if (retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+  return reply.code(body.statusCode).type('application/json').send(body);
+}
+
+async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
+  app.addSchema(ErrorBodySchema);
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ statusCode: 404, code: 'NOT_FOUND', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}
+
+export default fp(errorHandlerPlugin, { name: 'error-handler' });

@@ -1,0 +1,160 @@
+// BullMQ implementation of the job queue: jobs persist in Redis, any number of `lattice worker`
+// processes consume them, and interactive callers await results through QueueEvents.
+import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
+import { AppError, DependencyUnavailableError, JobTimeoutError, RemoteAppError } from './errors.js';
+import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, ScheduleOptions } from './queue.js';
+
+const QUEUE_NAME = 'jobs';
+// A handler's AppError crosses the process boundary as this marker plus JSON in failedReason.
+const APP_ERROR_MARK = 'lattice-app-error:';
+
+export interface BullQueueOptions {
+  redisUrl: string;
+  prefix: string;
+  concurrency: number;
+  defaultTimeoutMs: number;
+  log: FastifyBaseLogger;
+}
+
+type AnyJob = Job<unknown, unknown, string>;
+
+function encodeError(error: AppError): UnrecoverableError {
+  return new UnrecoverableError(
+    APP_ERROR_MARK + JSON.stringify({ code: error.code, statusCode: error.statusCode, message: error.message, params: error.params }),
+  );
+}
+
+function decodeError(error: unknown): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  const at = message.indexOf(APP_ERROR_MARK);
+  if (at < 0) return error;
+  try {
+    const { code, statusCode, message: text, params } = JSON.parse(message.slice(at + APP_ERROR_MARK.length));
+    return new RemoteAppError(code, statusCode, text, params);
+  } catch {
+    return error;
+  }
+}
+
+export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
+  readonly kind = 'bullmq' as const;
+  private readonly connection: Redis;
+  private readonly queue: Queue;
+  private events: QueueEvents | undefined;
+  private eventsReady: Promise<void> | undefined;
+  private worker: Worker | undefined;
+
+  constructor(private readonly options: BullQueueOptions) {
+    this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    this.connection.on('error', () => {}); // surfaced through ping() and failed calls
+    this.queue = new Queue(QUEUE_NAME, {
+      connection: this.connection,
+      prefix: options.prefix,
+      defaultJobOptions: {
+        removeOnComplete: { age: 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    });
+    this.queue.on('error', () => {});
+  }
+
+  async enqueue<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: EnqueueOptions = {}): Promise<string> {
+    const job = await this.add(name, payload, options);
+    return job.id!;
+  }
+
+  async run<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: RunOptions = {}): Promise<M[N]['result']> {
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
+    await this.ensureEvents();
+    const job = await this.add(name, payload, { attempts: 1 });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`)), timeoutMs);
+    });
+    try {
+      return (await Promise.race([job.waitUntilFinished(this.events!, timeoutMs + 1000), timeout])) as M[N]['result'];
+    } catch (error) {
+      throw decodeError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async schedule<N extends keyof M & string>(scheduleId: string, name: N, payload: M[N]['payload'], options: ScheduleOptions): Promise<void> {
+    await this.queue.upsertJobScheduler(
+      scheduleId,
+      options.everyMs !== undefined ? { every: options.everyMs } : { pattern: options.cron, tz: 'UTC' },
+      { name, data: payload, opts: { attempts: 1 } },
+    );
+  }
+
+  async startConsumers(handlers: JobHandlers<M>): Promise<void> {
+    if (this.worker) throw new Error('consumers already started');
+    const log = this.options.log;
+    this.worker = new Worker(
+      QUEUE_NAME,
+      async (job: AnyJob) => {
+        const handler = handlers[job.name as keyof M];
+        if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
+        const jobLog = log.child({ job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
+        try {
+          return await handler(job.data as never, { jobId: job.id!, attempt: job.attemptsMade + 1, log: jobLog });
+        } catch (error) {
+          jobLog.warn({ err: error }, 'job failed');
+          // Domain errors are final (retrying a 404 cannot help) and keep their code for the caller.
+          if (error instanceof AppError && error.statusCode < 500) throw encodeError(error);
+          throw error;
+        }
+      },
+      {
+        connection: new Redis(this.options.redisUrl, { maxRetriesPerRequest: null }),
+        prefix: this.options.prefix,
+        concurrency: this.options.concurrency,
+      },
+    );
+    this.worker.on('error', (error) => log.error({ err: error }, 'queue worker error'));
+    await this.worker.waitUntilReady();
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.connection.ping();
+    } catch (error) {
+      throw new DependencyUnavailableError('Redis is unreachable', { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+    await this.events?.close();
+    await this.queue.close();
+    this.connection.disconnect();
+  }
+
+  private async add(name: string, payload: unknown, options: EnqueueOptions): Promise<AnyJob> {
+    try {
+      return await this.queue.add(name, payload, {
+        jobId: options.jobId,
+        delay: options.delayMs,
+        attempts: options.attempts ?? 3,
+        backoff: { type: 'exponential', delay: options.backoffMs ?? 1000, jitter: 0.5 },
+      });
+    } catch (error) {
+      throw new DependencyUnavailableError('could not enqueue the job: Redis is unreachable', { cause: error });
+    }
+  }
+
+  private ensureEvents(): Promise<void> {
+    if (!this.eventsReady) {
+      this.events = new QueueEvents(QUEUE_NAME, {
+        connection: new Redis(this.options.redisUrl, { maxRetriesPerRequest: null }),
+        prefix: this.options.prefix,
+      });
+      this.events.on('error', () => {});
+      this.eventsReady = this.events.waitUntilReady().then(() => {});
+    }
+    return this.eventsReady;
+  }
+}

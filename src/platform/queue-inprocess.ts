@@ -1,0 +1,171 @@
+// The in-process job runner: the same interface as BullMQ, for the embedded default. Jobs run in
+// this process with bounded concurrency, retries with backoff, and timers for schedules. Jobs live
+// in memory: a job not yet finished when the process stops is lost (BullMQ keeps them in Redis).
+import { CronExpressionParser } from 'cron-parser';
+import type { FastifyBaseLogger } from 'fastify';
+import { JobTimeoutError } from './errors.js';
+import { newId } from './ids.js';
+import {
+  backoffDelay,
+  type EnqueueOptions,
+  type JobHandlers,
+  type JobMapBase,
+  type JobQueue,
+  type RunOptions,
+  type ScheduleOptions,
+} from './queue.js';
+
+interface PendingJob {
+  id: string;
+  name: string;
+  payload: unknown;
+  attempt: number;
+  attempts: number;
+  backoffMs: number;
+  settle?: { resolve: (value: unknown) => void; reject: (error: unknown) => void };
+}
+
+export interface InProcessQueueOptions {
+  concurrency: number;
+  defaultTimeoutMs: number;
+  log: FastifyBaseLogger;
+}
+
+export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
+  readonly kind = 'in-process' as const;
+  private handlers: JobHandlers<M> | undefined;
+  private readonly waiting: PendingJob[] = [];
+  private readonly known = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private running = 0;
+  private closed = false;
+  private idle: (() => void)[] = [];
+
+  constructor(private readonly options: InProcessQueueOptions) {}
+
+  async enqueue<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: EnqueueOptions = {}): Promise<string> {
+    const id = options.jobId ?? newId('job');
+    if (this.known.has(id)) return id;
+    this.known.add(id);
+    const job: PendingJob = { id, name, payload, attempt: 1, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 1000 };
+    if (options.delayMs && options.delayMs > 0) this.later(options.delayMs, () => this.push(job));
+    else this.push(job);
+    return id;
+  }
+
+  run<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: RunOptions = {}): Promise<M[N]['result']> {
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`)), timeoutMs);
+      const job: PendingJob = {
+        id: newId('job'),
+        name,
+        payload,
+        attempt: 1,
+        attempts: 1,
+        backoffMs: 0,
+        settle: {
+          resolve: (value) => {
+            clearTimeout(timer);
+            resolve(value as M[N]['result']);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        },
+      };
+      this.known.add(job.id);
+      this.push(job);
+    });
+  }
+
+  async schedule<N extends keyof M & string>(scheduleId: string, name: N, payload: M[N]['payload'], options: ScheduleOptions): Promise<void> {
+    const next = (): number => {
+      if (options.everyMs !== undefined) return options.everyMs;
+      const at = CronExpressionParser.parse(options.cron, { tz: 'UTC' }).next().toDate().getTime();
+      return Math.max(1000, at - Date.now());
+    };
+    const tick = () => {
+      if (this.closed) return;
+      void this.enqueue(name, payload, { jobId: `${scheduleId}:${Date.now()}`, attempts: 1 });
+      this.later(next(), tick);
+    };
+    this.later(next(), tick);
+  }
+
+  async startConsumers(handlers: JobHandlers<M>): Promise<void> {
+    this.handlers = handlers;
+    this.drain();
+  }
+
+  async ping(): Promise<void> {}
+
+  /** Resolves when no job is running or waiting (tests, graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const job of this.waiting.splice(0)) job.settle?.reject(new JobTimeoutError('the job queue is shutting down'));
+    if (this.running > 0) await this.whenIdle();
+  }
+
+  private later(delayMs: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, delayMs);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private push(job: PendingJob): void {
+    if (this.closed) {
+      job.settle?.reject(new JobTimeoutError('the job queue is shutting down'));
+      return;
+    }
+    this.waiting.push(job);
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.handlers && this.running < this.options.concurrency && this.waiting.length > 0) {
+      const job = this.waiting.shift()!;
+      this.running++;
+      void this.execute(job).finally(() => {
+        this.running--;
+        this.drain();
+        if (this.running === 0 && this.waiting.length === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
+    }
+  }
+
+  private async execute(job: PendingJob): Promise<void> {
+    const handler = this.handlers![job.name as keyof M];
+    const log = this.options.log.child({ job: job.name, jobId: job.id, attempt: job.attempt });
+    if (!handler) {
+      log.error('no handler for job');
+      job.settle?.reject(new Error(`no handler for job ${job.name}`));
+      return;
+    }
+    try {
+      const result = await handler(job.payload as never, { jobId: job.id, attempt: job.attempt, log });
+      this.known.delete(job.id);
+      job.settle?.resolve(result);
+    } catch (error) {
+      if (job.attempt < job.attempts && !this.closed) {
+        log.warn({ err: error }, 'job failed; retrying');
+        this.later(backoffDelay(job.attempt, job.backoffMs), () => this.push({ ...job, attempt: job.attempt + 1 }));
+      } else {
+        this.known.delete(job.id);
+        if (!job.settle) log.error({ err: error }, 'job failed');
+        job.settle?.reject(error);
+      }
+    }
+  }
+}

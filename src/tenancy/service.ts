@@ -1,0 +1,170 @@
+// Projects, API keys, entitlements and meters: the one place that decides who may do what.
+import type { Db } from '../platform/db.js';
+import {
+  AuthenticationError,
+  ConflictError,
+  FeatureDisabledError,
+  NotFoundError,
+  PermissionError,
+  QuotaExceededError,
+  ValidationError,
+} from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { fromKey, generateKey, hashKey, isPermission, type Permission } from './keys.js';
+import { entitlementsFor, isPlan, upgradeFor, type Entitlements, type Feature, type Meter, type Plan } from './plans.js';
+import * as store from './store.js';
+
+export const PROJECT_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{1,62}$';
+const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
+
+/** Who is calling: resolved from the API key on every request. */
+export interface Principal {
+  keyId: string;
+  keyPrefix: string;
+  projectId: string;
+  plan: Plan;
+  permissions: ReadonlySet<Permission>;
+  entitlements: Entitlements;
+}
+
+export interface CreatedKey {
+  id: string;
+  projectId: string;
+  apiKey: string;
+  prefix: string;
+  permissions: Permission[];
+}
+
+function monthStart(now: Date): string {
+  return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}-01`;
+}
+
+function secondsToNextMonth(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+export function parsePermissions(list: string): Permission[] {
+  const items = list.split(',').map((p) => p.trim().toUpperCase()).filter((p) => p.length > 0);
+  const bad = items.filter((p) => !isPermission(p));
+  if (items.length === 0 || bad.length > 0) {
+    throw new ValidationError(`permissions must be a comma-separated list of READ_MEMORY and WRITE_MEMORY${bad.length ? `; unknown: ${bad.join(', ')}` : ''}`);
+  }
+  return [...new Set(items as Permission[])];
+}
+
+export class TenancyService {
+  constructor(private readonly db: Db) {}
+
+  async createProject(id: string, options: { name?: string; plan?: string } = {}): Promise<store.ProjectRow> {
+    if (!PROJECT_ID.test(id)) throw new ValidationError('project id must be 2 to 63 characters of a-z, 0-9, _ and -, starting with a letter or digit');
+    const plan = options.plan ?? 'free';
+    if (!isPlan(plan)) throw new ValidationError(`unknown plan ${plan}; plans are free, growth, enterprise`);
+    const created = await store.insertProject(this.db, { id, name: options.name ?? id, plan });
+    if (!created) throw new ConflictError(`project ${id} already exists`);
+    return (await store.findProject(this.db, id))!;
+  }
+
+  async ensureProject(id: string, plan: Plan): Promise<boolean> {
+    if (!PROJECT_ID.test(id)) throw new ValidationError(`invalid project id ${id}`);
+    return store.insertProject(this.db, { id, name: id, plan });
+  }
+
+  listProjects(): Promise<store.ProjectRow[]> {
+    return store.listProjects(this.db);
+  }
+
+  countProjects(): Promise<number> {
+    return store.countProjects(this.db);
+  }
+
+  async setPlan(projectId: string, plan: string, overrides?: Parameters<typeof store.updateProjectPlan>[3]): Promise<void> {
+    if (!isPlan(plan)) throw new ValidationError(`unknown plan ${plan}; plans are free, growth, enterprise`);
+    if (!(await store.updateProjectPlan(this.db, projectId, plan, overrides))) throw new NotFoundError(`project ${projectId} not found`);
+  }
+
+  async createKey(projectId: string, permissions: Permission[], name: string | null = null): Promise<CreatedKey> {
+    if (!(await store.findProject(this.db, projectId))) throw new NotFoundError(`project ${projectId} not found`);
+    const material = generateKey();
+    const id = newId('key');
+    await store.insertKey(this.db, { id, projectId, prefix: material.prefix, hash: material.hash, name, permissions });
+    return { id, projectId, apiKey: material.apiKey, prefix: material.prefix, permissions };
+  }
+
+  /** Registers a key chosen by the deployment (bootstrap); a no-op when it already exists. */
+  async ensureKey(projectId: string, apiKey: string, permissions: Permission[]): Promise<boolean> {
+    const material = fromKey(apiKey);
+    const existing = await store.findKeyByHash(this.db, material.hash);
+    if (existing) {
+      if (existing.projectId !== projectId) throw new ConflictError('the bootstrap API key already belongs to another project');
+      return false;
+    }
+    return store.insertKey(this.db, {
+      id: newId('key'),
+      projectId,
+      prefix: material.prefix,
+      hash: material.hash,
+      name: 'bootstrap',
+      permissions,
+    });
+  }
+
+  listKeys(projectId: string): Promise<store.ApiKeyRow[]> {
+    return store.listKeys(this.db, projectId);
+  }
+
+  /** Revokes the key whose visible prefix (or id) is given. */
+  async revokeKey(prefixOrId: string): Promise<store.ApiKeyRow> {
+    const matches = prefixOrId.startsWith('key_')
+      ? await store.findKeysById(this.db, prefixOrId)
+      : await store.findKeysByPrefix(this.db, prefixOrId);
+    if (matches.length === 0) throw new NotFoundError(`no API key with prefix ${prefixOrId}`);
+    if (matches.length > 1) throw new ConflictError(`${matches.length} keys share the prefix ${prefixOrId}; revoke by id (${matches.map((k) => k.id).join(', ')})`);
+    await store.revokeKey(this.db, matches[0]!.id);
+    return { ...matches[0]!, revokedAt: matches[0]!.revokedAt ?? new Date() };
+  }
+
+  /** Resolves a bearer key for a request on `projectId`. Another project's key sees a 404. */
+  async authenticate(apiKey: string | undefined, projectId: string): Promise<Principal> {
+    if (apiKey === undefined || apiKey.length === 0) {
+      throw new AuthenticationError('missing API key: send Authorization: Bearer <key>');
+    }
+    const key = await store.findKeyByHash(this.db, hashKey(apiKey));
+    if (!key || key.revokedAt !== null) throw new AuthenticationError('invalid or revoked API key');
+    if (key.projectId !== projectId) throw new NotFoundError(`project ${projectId} not found`);
+    return {
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      projectId: key.projectId,
+      plan: key.project.plan,
+      permissions: new Set(key.permissions),
+      entitlements: entitlementsFor(key.project.plan, key.project.entitlementOverrides),
+    };
+  }
+
+  assertPermission(principal: Principal, permission: Permission): void {
+    if (!principal.permissions.has(permission)) {
+      throw new PermissionError(`this API key lacks the ${permission} permission`, { required: permission });
+    }
+  }
+
+  assertFeature(principal: Principal, feature: Feature): void {
+    if (!principal.entitlements[feature]) throw new FeatureDisabledError(feature, principal.plan, upgradeFor(principal.plan, feature));
+  }
+
+  /** Meters `amount` units against the monthly quota; refuses the whole amount if it would overshoot. */
+  async consume(principal: Principal, meter: Meter, amount: number, now = new Date()): Promise<void> {
+    if (amount <= 0) return;
+    const limit = principal.entitlements[meter];
+    const period = monthStart(now);
+    const used = await store.consumeMeter(this.db, principal.projectId, meter, period, amount, limit);
+    if (used === undefined) {
+      const current = await store.meterUsage(this.db, principal.projectId, meter, period);
+      throw new QuotaExceededError(meter, limit, current, amount, secondsToNextMonth(now));
+    }
+  }
+
+  usage(projectId: string, meter: Meter, now = new Date()): Promise<number> {
+    return store.meterUsage(this.db, projectId, meter, monthStart(now));
+  }
+}

@@ -1,0 +1,23 @@
+// Piscina entry point: dispatches a task by name. Only dispatch lives here; tasks are pure
+// functions in their own files. Typed-array results are moved, not copied.
+import { Piscina } from 'piscina';
+import { embed } from './embed.js';
+import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
+
+type Tasks = { [N in TaskName]: (input: TaskMap[N]['input']) => TaskMap[N]['output'] | Promise<TaskMap[N]['output']> };
+
+const tasks: Tasks = {
+  embed,
+  noop: (input) => input,
+};
+
+export default async function run(request: TaskRequest): Promise<unknown> {
+  const task = tasks[request.name] as (input: unknown) => unknown;
+  if (!task) throw new Error(`unknown pool task ${String(request.name)}`);
+  const output = await task(request.input);
+  if (request.name === 'embed') {
+    const { dimensions, vectors } = output as TaskMap['embed']['output'];
+    return { dimensions, vectors: Piscina.move(vectors) };
+  }
+  return output;
+}

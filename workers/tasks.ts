@@ -1,0 +1,25 @@
+// The map of pool tasks: name -> input and output. Inputs and outputs are plain data and typed
+// arrays; outputs move back to the caller without copying.
+
+export interface EmbedInput {
+  texts: string[];
+}
+
+export interface EmbedOutput {
+  dimensions: number;
+  /** Row-major: texts.length x dimensions, each row unit length. */
+  vectors: Float32Array;
+}
+
+export interface TaskMap {
+  embed: { input: EmbedInput; output: EmbedOutput };
+  /** Does nothing: measures the pool's own per-task cost. */
+  noop: { input: { value: number }; output: { value: number } };
+}
+
+export type TaskName = keyof TaskMap;
+
+export interface TaskRequest<N extends TaskName = TaskName> {
+  name: N;
+  input: TaskMap[N]['input'];
+}
