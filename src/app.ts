@@ -1,7 +1,7 @@
 // Builds the Fastify app from a context. Never listens: server.ts does.
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
 import { memoryRoutes } from './memory/routes.js';
@@ -17,6 +17,8 @@ export const API_PREFIX = '/api/v1/projects/:projectId';
 export interface BuildOptions {
   /** Log requests (pino). Tests pass false. */
   logger?: boolean;
+  /** Observe every route as it is added (the OpenAPI completeness test). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -35,6 +37,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   await app.register(errorHandler);
   await app.register(openapi);

@@ -19,12 +19,12 @@ function loadModel(): Promise<EmbeddingsModel> {
 
 export async function embed({ texts }: EmbedInput): Promise<EmbedOutput> {
   const vectors = new Float32Array(texts.length * LOCAL_DIMENSIONS);
-  if (texts.length === 0) return { dimensions: LOCAL_DIMENSIONS, vectors };
+  if (texts.length === 0) return vectors;
   const rows = await (await loadModel()).embed(texts);
   rows.forEach((row, i) => {
     // The model's output is unit length up to float error; normalise so cosine = dot product.
     const norm = Math.hypot(...row) || 1;
     for (let d = 0; d < LOCAL_DIMENSIONS; d++) vectors[i * LOCAL_DIMENSIONS + d] = row[d]! / norm;
   });
-  return { dimensions: LOCAL_DIMENSIONS, vectors };
+  return vectors;
 }

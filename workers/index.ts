@@ -15,9 +15,6 @@ export default async function run(request: TaskRequest): Promise<unknown> {
   const task = tasks[request.name] as (input: unknown) => unknown;
   if (!task) throw new Error(`unknown pool task ${String(request.name)}`);
   const output = await task(request.input);
-  if (request.name === 'embed') {
-    const { dimensions, vectors } = output as TaskMap['embed']['output'];
-    return { dimensions, vectors: Piscina.move(vectors) };
-  }
-  return output;
+  // Piscina transfers only a top-level moved value; nested typed arrays would be copied.
+  return ArrayBuffer.isView(output) ? Piscina.move(output) : output;
 }

@@ -5,11 +5,8 @@ export interface EmbedInput {
   texts: string[];
 }
 
-export interface EmbedOutput {
-  dimensions: number;
-  /** Row-major: texts.length x dimensions, each row unit length. */
-  vectors: Float32Array;
-}
+/** Row-major texts.length x dimensions, each row unit length (dimensions = length / texts.length). */
+export type EmbedOutput = Float32Array;
 
 export interface TaskMap {
   embed: { input: EmbedInput; output: EmbedOutput };

@@ -27,8 +27,8 @@ export class LocalEmbedder implements Embedder {
     for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
     const outputs = await Promise.all(chunks.map((chunk) => this.pool.run('embed', { texts: chunk })));
     const result: Float32Array[] = [];
-    for (const { dimensions, vectors } of outputs) {
-      for (let offset = 0; offset < vectors.length; offset += dimensions) result.push(vectors.subarray(offset, offset + dimensions));
+    for (const vectors of outputs) {
+      for (let offset = 0; offset < vectors.length; offset += this.dimensions) result.push(vectors.subarray(offset, offset + this.dimensions));
     }
     return result;
   }

@@ -1,0 +1,155 @@
+// Per-file test harness: a real database (a fresh Postgres database when DATABASE_URL is set,
+// otherwise an in-memory PGlite), a real queue (BullMQ under a unique prefix when REDIS_URL is
+// set, otherwise in-process), the real worker pool, and the real Fastify app driven by inject.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp, type BuildOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import type { Db } from '../../src/platform/db.js';
+import { createPgDb } from '../../src/platform/db-pg.js';
+import { createPgliteDb } from '../../src/platform/db-pglite.js';
+import { createLogger } from '../../src/platform/logger.js';
+import type { Permission } from '../../src/tenancy/keys.js';
+import type { Plan } from '../../src/tenancy/plans.js';
+
+export const SERVER_DATABASE_URL = process.env.DATABASE_URL;
+export const REDIS_URL = process.env.REDIS_URL;
+export const backend: 'pg' | 'pglite' = SERVER_DATABASE_URL ? 'pg' : 'pglite';
+export const queueKind: 'bullmq' | 'in-process' = REDIS_URL ? 'bullmq' : 'in-process';
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: withDatabase(SERVER_DATABASE_URL!, 'postgres') });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  /** For a Postgres run, the URL of the fresh database; undefined on PGlite. */
+  url: string | undefined;
+  /** Opens a connection (pool) to it; on PGlite the one shared in-memory instance. */
+  open(): Promise<Db>;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database for one test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!SERVER_DATABASE_URL) {
+    let db: Db | undefined;
+    return {
+      url: undefined,
+      open: async () => (db ??= await createPgliteDb()),
+      drop: async () => db?.close(),
+    };
+  }
+  const name = uniqueName('lattice_t').toLowerCase();
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const opened: Db[] = [];
+  return {
+    url: withDatabase(SERVER_DATABASE_URL, name),
+    open: async () => {
+      const db = createPgDb({ connectionString: withDatabase(SERVER_DATABASE_URL, name), max: 5 });
+      opened.push(db);
+      return db;
+    },
+    drop: async () => {
+      await Promise.all(opened.map((db) => db.close()));
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** Config for tests: nothing from the ambient environment but the service URLs. */
+export function testConfig(database: TestDatabase, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    LOG_LEVEL: 'silent',
+    POOL_MAX_THREADS: '2',
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...(REDIS_URL ? { REDIS_URL, QUEUE_PREFIX: uniqueName('lt') } : {}),
+    ...env,
+  });
+}
+
+export interface Harness {
+  ctx: AppContext;
+  app: FastifyInstance;
+  config: Config;
+  database: TestDatabase;
+  /** Creates a project and a key for it. */
+  project(options?: { id?: string; plan?: Plan; permissions?: Permission[] }): Promise<{ projectId: string; apiKey: string }>;
+  /** A key for an existing project. */
+  key(projectId: string, permissions: Permission[]): Promise<string>;
+  /** inject with a bearer key on a project path (relative to /api/v1/projects/:projectId). */
+  call(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
+    projectId: string,
+    path: string,
+    options?: { apiKey?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  /** Consume jobs in this process (default true). */
+  consumers?: boolean;
+  build?: BuildOptions;
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const database = await createTestDatabase();
+  const config = testConfig(database, options.env);
+  const db = await database.open();
+  const ctx = await createContext(config, { log: createLogger('silent'), db });
+  if (options.consumers !== false) await ctx.startConsumers();
+  const app = await buildApp(ctx, { logger: false, ...options.build });
+  await app.ready();
+
+  const keys = new Map<string, string>();
+  const harness: Harness = {
+    ctx,
+    app,
+    config,
+    database,
+    async project({ id, plan, permissions } = {}) {
+      const projectId = id ?? uniqueName('p').toLowerCase();
+      await ctx.tenancy.createProject(projectId, { plan: plan ?? 'enterprise' });
+      const apiKey = await harness.key(projectId, permissions ?? ['READ_MEMORY', 'WRITE_MEMORY']);
+      keys.set(projectId, apiKey);
+      return { projectId, apiKey };
+    },
+    async key(projectId, permissions) {
+      return (await ctx.tenancy.createKey(projectId, permissions)).apiKey;
+    },
+    call(method, projectId, path, { apiKey, body, headers } = {}) {
+      const key = apiKey ?? keys.get(projectId);
+      return app.inject({
+        method,
+        url: `/api/v1/projects/${projectId}${path}`,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
+    },
+    async close() {
+      await app.close();
+      await ctx.close();
+      await database.drop();
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Each file builds its own database (PGlite in memory, or a fresh Postgres database) and queue
+    // prefix; two at a time suits a 2-core machine with worker threads for embeddings.
+    pool: 'forks',
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
