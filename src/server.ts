@@ -2,7 +2,7 @@
 // SERVE_RUNS_JOBS is set) and `worker` (BullMQ consumers only).
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { createContext, type AppContext } from './context.js';
 import { createLogger } from './platform/logger.js';
 import { bootstrap } from './tenancy/bootstrap.js';
@@ -71,7 +71,7 @@ export async function serve(config: Config): Promise<Running> {
 
 export async function worker(config: Config): Promise<Running> {
   if (config.redisUrl === undefined) {
-    throw new Error('lattice worker consumes BullMQ jobs and needs REDIS_URL; without Redis, `lattice serve` runs jobs in-process');
+    throw new ConfigError(['lattice worker consumes BullMQ jobs and needs REDIS_URL; without Redis, `lattice serve` runs jobs in-process']);
   }
   const log = createLogger(config.logLevel, 'lattice-worker');
   const ctx = await createContext(config, { log });

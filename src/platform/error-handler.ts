@@ -19,7 +19,7 @@ export type ErrorBody = Static<typeof ErrorBodySchema>;
 
 /** Response schemas every project route shares, by status. */
 export const errorResponses = Object.fromEntries(
-  [400, 401, 403, 404, 409, 413, 429, 500, 503].map((status) => [status, Type.Ref('ErrorBody')]),
+  [400, 401, 403, 404, 409, 413, 415, 429, 500, 503].map((status) => [status, Type.Ref('ErrorBody')]),
 );
 
 interface ValidationIssue {
@@ -82,7 +82,7 @@ export function toErrorBody(error: unknown, request: FastifyRequest): { body: Er
   }
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return { body: { statusCode: status, code: fastifyError.code ?? 'BAD_REQUEST', message: fastifyError.message } };
+    return { body: { statusCode: status, code: 'BAD_REQUEST', message: fastifyError.message } };
   }
   return { body: { statusCode: 500, code: 'INTERNAL_ERROR', message: `internal error (request ${request.id})` } };
 }
