@@ -20,10 +20,11 @@ export interface BullQueueOptions {
 
 type AnyJob = Job<unknown, unknown, string>;
 
-function encodeError(error: AppError): UnrecoverableError {
-  return new UnrecoverableError(
-    APP_ERROR_MARK + JSON.stringify({ code: error.code, statusCode: error.statusCode, message: error.message, params: error.params }),
-  );
+function encodeError(error: AppError): Error {
+  const { code, statusCode, message, params, retryAfterSeconds } = error;
+  const encoded = APP_ERROR_MARK + JSON.stringify({ code, statusCode, message, params, retryAfterSeconds });
+  // Domain errors are final (retrying a 404 cannot help); a 5xx one (a dependency down) may pass on a retry.
+  return statusCode < 500 ? new UnrecoverableError(encoded) : new Error(encoded);
 }
 
 function decodeError(error: unknown): unknown {
@@ -31,8 +32,10 @@ function decodeError(error: unknown): unknown {
   const at = message.indexOf(APP_ERROR_MARK);
   if (at < 0) return error;
   try {
-    const { code, statusCode, message: text, params } = JSON.parse(message.slice(at + APP_ERROR_MARK.length));
-    return new RemoteAppError(code, statusCode, text, params);
+    const { code, statusCode, message: text, params, retryAfterSeconds } = JSON.parse(message.slice(at + APP_ERROR_MARK.length));
+    const remote = new RemoteAppError(code, statusCode, text, params);
+    if (typeof retryAfterSeconds === 'number') remote.retryAfterSeconds = retryAfterSeconds;
+    return remote;
   } catch {
     return error;
   }
@@ -103,8 +106,8 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
           return await handler(job.data as never, { jobId: job.id!, attempt: job.attemptsMade + 1, log: jobLog });
         } catch (error) {
           jobLog.warn({ err: error }, 'job failed');
-          // Domain errors are final (retrying a 404 cannot help) and keep their code for the caller.
-          if (error instanceof AppError && error.statusCode < 500) throw encodeError(error);
+          // AppErrors keep their code, status and retry hint for the caller (see encodeError).
+          if (error instanceof AppError) throw encodeError(error);
           throw error;
         }
       },

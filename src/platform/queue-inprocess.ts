@@ -3,7 +3,7 @@
 // in memory: a job not yet finished when the process stops is lost (BullMQ keeps them in Redis).
 import { CronExpressionParser } from 'cron-parser';
 import type { FastifyBaseLogger } from 'fastify';
-import { JobTimeoutError } from './errors.js';
+import { AppError, JobTimeoutError } from './errors.js';
 import { newId } from './ids.js';
 import {
   backoffDelay,
@@ -37,6 +37,8 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
   private readonly waiting: PendingJob[] = [];
   private readonly known = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** The live schedule per scheduleId: scheduling an id again replaces it (as BullMQ upserts). */
+  private readonly schedules = new Map<string, object>();
   private running = 0;
   private closed = false;
   private idle: (() => void)[] = [];
@@ -86,8 +88,10 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
       const at = CronExpressionParser.parse(options.cron, { tz: 'UTC' }).next().toDate().getTime();
       return Math.max(1000, at - Date.now());
     };
+    const token = {};
+    this.schedules.set(scheduleId, token);
     const tick = () => {
-      if (this.closed) return;
+      if (this.closed || this.schedules.get(scheduleId) !== token) return;
       void this.enqueue(name, payload, { jobId: `${scheduleId}:${Date.now()}`, attempts: 1 });
       this.later(next(), tick);
     };
@@ -158,7 +162,9 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
       this.known.delete(job.id);
       job.settle?.resolve(result);
     } catch (error) {
-      if (job.attempt < job.attempts && !this.closed) {
+      // Domain errors are final, as on BullMQ (retrying a 404 cannot help); 5xx ones may pass on a retry.
+      const final = error instanceof AppError && error.statusCode < 500;
+      if (job.attempt < job.attempts && !final && !this.closed) {
         log.warn({ err: error }, 'job failed; retrying');
         this.later(backoffDelay(job.attempt, job.backoffMs), () => this.push({ ...job, attempt: job.attempt + 1 }));
       } else {

@@ -50,11 +50,11 @@ export interface TestDatabase {
 /** A fresh, empty database for one test file. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (!SERVER_DATABASE_URL) {
-    let db: Db | undefined;
+    let db: Promise<Db> | undefined;
     return {
       url: undefined,
-      open: async () => (db ??= await createPgliteDb()),
-      drop: async () => db?.close(),
+      open: () => (db ??= createPgliteDb()),
+      drop: async () => (await db)?.close(),
     };
   }
   const name = uniqueName('lattice_t').toLowerCase();

@@ -1,0 +1,85 @@
+// The worker pool runs the built entry (dist/workers/index.js): `npm test` builds first; run
+// `npm run build` before running this file with vitest directly.
+import { afterEach, describe, expect, it } from 'vitest';
+import { DependencyUnavailableError, PoolOverloadedError } from '../../src/platform/errors.js';
+import { WorkerPool, type PoolOptions } from '../../src/platform/pool.js';
+
+const TEXTS = Array.from({ length: 8 }, (_, i) => `The customer asked about order number ${i} and its delivery date`);
+
+describe('WorkerPool', () => {
+  const pools: WorkerPool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.destroy()));
+  });
+
+  function pool(options: Partial<PoolOptions> = {}): WorkerPool {
+    const created = new WorkerPool({ maxThreads: 2, maxQueue: 16, taskTimeoutMs: 60_000, ...options });
+    pools.push(created);
+    return created;
+  }
+
+  it('round-trips a noop task', async () => {
+    const p = pool();
+    await expect(p.run('noop', { value: 7 })).resolves.toEqual({ value: 7 });
+    expect(p.size).toEqual({ inFlight: 0, threads: expect.any(Number) });
+    expect(p.size.threads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('starts no thread until the first task', () => {
+    expect(pool().size).toEqual({ inFlight: 0, threads: 0 });
+  });
+
+  it('embeds texts into 512 numbers each, moved back as one Float32Array', async () => {
+    const vectors = await pool().run('embed', { texts: TEXTS.slice(0, 3) });
+    expect(vectors).toBeInstanceOf(Float32Array);
+    expect(vectors).toHaveLength(3 * 512);
+  });
+
+  it('refuses tasks beyond maxThreads + maxQueue with PoolOverloadedError, and runs the admitted ones', async () => {
+    const p = pool({ maxThreads: 1, maxQueue: 1 });
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, () => p.run('embed', { texts: TEXTS })));
+    const admitted = settled.filter((s) => s.status === 'fulfilled');
+    const refused = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    expect(admitted).toHaveLength(2);
+    for (const s of admitted) expect((s as PromiseFulfilledResult<Float32Array>).value).toHaveLength(TEXTS.length * 512);
+    expect(refused).toHaveLength(4);
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(PoolOverloadedError);
+      expect(error).toMatchObject({ code: 'OVERLOADED', statusCode: 503, retryAfterSeconds: 1 });
+    }
+  });
+
+  it('admits tasks again once the backlog drains', async () => {
+    const p = pool({ maxThreads: 1, maxQueue: 1 });
+    const first = await Promise.allSettled([1, 2, 3].map((value) => p.run('noop', { value })));
+    expect(first.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(p.size.inFlight).toBe(0);
+    await expect(p.run('noop', { value: 4 })).resolves.toEqual({ value: 4 });
+  });
+
+  it('fails a task that exceeds taskTimeoutMs with DependencyUnavailableError, and counts it out of flight', async () => {
+    // A fresh pool: loading the model alone takes far longer than 5 ms.
+    const p = pool({ maxThreads: 1, maxQueue: 4, taskTimeoutMs: 5 });
+    const many = Array.from({ length: 200 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${i}`);
+    const error: unknown = await p.run('embed', { texts: many }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect(error).not.toBeInstanceOf(PoolOverloadedError);
+    expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', statusCode: 503, message: expect.stringContaining('5 ms') });
+    expect(p.size.inFlight).toBe(0);
+  });
+
+  it('runs tasks again after destroy, on a new pool of threads', async () => {
+    const p = pool({ maxThreads: 1 });
+    await expect(p.run('noop', { value: 1 })).resolves.toEqual({ value: 1 });
+    await p.destroy();
+    expect(p.size.threads).toBe(0);
+    await expect(p.run('noop', { value: 2 })).resolves.toEqual({ value: 2 });
+    expect(p.size.threads).toBe(1);
+  });
+
+  it('says to build when the worker entry is missing', async () => {
+    const p = pool({ filename: '/nonexistent/dist/workers/index.js' });
+    await expect(p.run('noop', { value: 1 })).rejects.toThrow(/npm run build/);
+    expect(p.size.inFlight).toBe(0);
+  });
+});
