@@ -30,8 +30,19 @@ function onSignals(stop: () => Promise<void>): void {
 
 export async function serve(config: Config): Promise<Running> {
   const log = createLogger(config.logLevel);
-  const ctx = await createContext(config, { log });
+  const starting = createContext(config, { log });
   let app: FastifyInstance | undefined;
+  let stopping = false;
+  const stop = async () => {
+    stopping = true;
+    const ctx = await starting;
+    await app?.close();
+    await ctx.close();
+  };
+  // Installed before anything opens, so a signal during start-up waits for the database to be
+  // open (PGlite must not be killed mid-write) and then shuts down cleanly.
+  onSignals(stop);
+  const ctx = await starting;
   try {
     const provisioned = await bootstrap(config, ctx.tenancy);
     if (provisioned.demo) {
@@ -57,15 +68,13 @@ export async function serve(config: Config): Promise<Running> {
       `lattice listening on ${config.host}:${config.port} (OpenAPI at /openapi.json, docs at /docs)`,
     );
   } catch (error) {
+    // A signal during start-up closes the database under the steps above; the signal handler
+    // exits once shutdown completes, so this failure is expected and not reported.
+    if (stopping) return new Promise<never>(() => {});
     await app?.close();
     await ctx.close();
     throw error;
   }
-  const stop = async () => {
-    await app!.close();
-    await ctx.close();
-  };
-  onSignals(stop);
   return { app, ctx, stop };
 }
 
@@ -74,10 +83,11 @@ export async function worker(config: Config): Promise<Running> {
     throw new ConfigError(['lattice worker consumes BullMQ jobs and needs REDIS_URL; without Redis, `lattice serve` runs jobs in-process']);
   }
   const log = createLogger(config.logLevel, 'lattice-worker');
-  const ctx = await createContext(config, { log });
+  const starting = createContext(config, { log });
+  const stop = async () => (await starting).close();
+  onSignals(stop);
+  const ctx = await starting;
   await ctx.startConsumers();
   log.info({ database: ctx.db.kind, concurrency: config.workerConcurrency }, 'lattice worker consuming jobs');
-  const stop = () => ctx.close();
-  onSignals(stop);
   return { ctx, stop };
 }

@@ -22,10 +22,8 @@ export async function bootstrap(config: Config, tenancy: TenancyService): Promis
     return result;
   }
   if (config.createDemoProject && (await tenancy.countProjects()) === 0) {
-    if (await tenancy.ensureProject(DEMO_PROJECT, 'enterprise')) {
-      const key = await tenancy.createKey(DEMO_PROJECT, ['READ_MEMORY', 'WRITE_MEMORY'], 'demo');
-      result.demo = { projectId: DEMO_PROJECT, apiKey: key.apiKey };
-    }
+    const key = await tenancy.createProjectWithKey(DEMO_PROJECT, 'enterprise', ['READ_MEMORY', 'WRITE_MEMORY'], 'demo');
+    if (key) result.demo = { projectId: DEMO_PROJECT, apiKey: key.apiKey };
   }
   return result;
 }

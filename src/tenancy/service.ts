@@ -70,6 +70,21 @@ export class TenancyService {
     return store.insertProject(this.db, { id, name: id, plan });
   }
 
+  /**
+   * Creates a project and its first key in one transaction, so that an interrupted start never
+   * leaves a project nobody holds a key for. Answers undefined when the project already exists.
+   */
+  async createProjectWithKey(id: string, plan: Plan, permissions: Permission[], keyName: string): Promise<CreatedKey | undefined> {
+    if (!PROJECT_ID.test(id)) throw new ValidationError(`invalid project id ${id}`);
+    const material = generateKey();
+    const keyId = newId('key');
+    return this.db.transaction(async (tx) => {
+      if (!(await store.insertProject(tx, { id, name: id, plan }))) return undefined;
+      await store.insertKey(tx, { id: keyId, projectId: id, prefix: material.prefix, hash: material.hash, name: keyName, permissions });
+      return { id: keyId, projectId: id, apiKey: material.apiKey, prefix: material.prefix, permissions };
+    });
+  }
+
   listProjects(): Promise<store.ProjectRow[]> {
     return store.listProjects(this.db);
   }
