@@ -335,7 +335,22 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-});
+/**
+ * Every context is closed by now, so the process should exit by itself. A guard: if sockets still hold it
+ * open (a connection some close() missed), say so and exit rather than hang.
+ */
+function exitIfHeldOpen(): void {
+  setTimeout(() => {
+    const open = process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP'));
+    if (open.length === 0) return;
+    progress(`note: ${open.length} socket(s) still open after every context closed (${open.join(', ')}); exiting explicitly`);
+    process.stdout.write('', () => process.exit());
+  }, 1000).unref();
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(exitIfHeldOpen);

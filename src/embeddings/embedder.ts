@@ -3,6 +3,7 @@
 // through an LRU cache, since agents repeat their questions.
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
+import { Semaphore } from '../platform/concurrency.js';
 import { DependencyUnavailableError, NotConfiguredError } from '../platform/errors.js';
 import type { WorkerPool } from '../platform/pool.js';
 
@@ -20,16 +21,30 @@ export class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
   readonly dimensions = 512;
 
-  constructor(private readonly pool: WorkerPool) {}
+  private readonly slots: Semaphore;
+
+  /**
+   * `inFlight`: chunks in the pool at once across every caller (backfill jobs, queries): enough to
+   * keep every thread busy, never enough to overflow the pool's queue.
+   */
+  constructor(
+    private readonly pool: WorkerPool,
+    inFlight = 4,
+  ) {
+    this.slots = new Semaphore(inFlight);
+  }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const chunks: string[][] = [];
     for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
-    const outputs = await Promise.all(chunks.map((chunk) => this.pool.run('embed', { texts: chunk })));
+    const outputs = await Promise.all(chunks.map((chunk) => this.slots.use(() => this.pool.run('embed', { texts: chunk }))));
     const result: Float32Array[] = [];
-    for (const vectors of outputs) {
+    outputs.forEach((vectors, i) => {
+      if (!(vectors instanceof Float32Array) || vectors.length !== chunks[i]!.length * this.dimensions) {
+        throw new Error(`the embed task returned ${vectors?.length ?? 'no'} values for ${chunks[i]!.length} texts of ${this.dimensions} dimensions`);
+      }
       for (let offset = 0; offset < vectors.length; offset += this.dimensions) result.push(vectors.subarray(offset, offset + this.dimensions));
-    }
+    });
     return result;
   }
 }
@@ -112,7 +127,9 @@ export class QueryEmbedder {
 }
 
 export function createEmbedder(config: Config, pool: WorkerPool): Embedder {
-  if (config.embeddingProvider === 'local') return new LocalEmbedder(pool);
+  if (config.embeddingProvider === 'local') {
+    return new LocalEmbedder(pool, Math.min(config.poolMaxThreads * 2, config.poolMaxThreads + config.poolMaxQueue));
+  }
   if (config.modelGatewayUrl === undefined) throw new NotConfiguredError('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
   return new GatewayEmbedder(
     config.modelGatewayUrl,

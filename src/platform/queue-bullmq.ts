@@ -48,6 +48,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private events: QueueEvents | undefined;
   private eventsReady: Promise<void> | undefined;
   private worker: Worker | undefined;
+  private readonly clients: Redis[] = [];
 
   constructor(private readonly options: BullQueueOptions) {
     this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
@@ -112,7 +113,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
         }
       },
       {
-        connection: new Redis(this.options.redisUrl, { maxRetriesPerRequest: null }),
+        connection: this.client(),
         prefix: this.options.prefix,
         concurrency: this.options.concurrency,
       },
@@ -133,7 +134,16 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     await this.worker?.close();
     await this.events?.close();
     await this.queue.close();
-    this.connection.disconnect();
+    // BullMQ never closes connections it is handed; without this the process cannot exit.
+    for (const client of [this.connection, ...this.clients]) client.disconnect();
+  }
+
+  /** A connection for a Worker or QueueEvents (each needs its own blocking client). */
+  private client(): Redis {
+    const client = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
+    client.on('error', () => {});
+    this.clients.push(client);
+    return client;
   }
 
   private async add(name: string, payload: unknown, options: EnqueueOptions): Promise<AnyJob> {
@@ -152,7 +162,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private ensureEvents(): Promise<void> {
     if (!this.eventsReady) {
       this.events = new QueueEvents(QUEUE_NAME, {
-        connection: new Redis(this.options.redisUrl, { maxRetriesPerRequest: null }),
+        connection: this.client(),
         prefix: this.options.prefix,
       });
       this.events.on('error', () => {});

@@ -103,3 +103,17 @@ describe('embedding backfill that outlives its wait', () => {
     await expect.poll(async () => (await countEmbedded(h.ctx.db, p.projectId)).embedded, { timeout: 30_000, interval: 200 }).toBe(64);
   });
 });
+
+describe('embedding backfill of a large batch on a small pool', () => {
+  let h: Harness;
+  afterAll(() => h?.close());
+
+  it('feeds the pool within its bounds instead of overloading it', async () => {
+    h = await createHarness({ env: { POOL_MAX_THREADS: '1', POOL_MAX_QUEUE: '1' } });
+    const p = await h.project();
+    await insertMemories(h.ctx.db, memories(p.projectId, 300));
+    const res = await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: { batch: 10_000 } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ embedded: 300 });
+  });
+});
