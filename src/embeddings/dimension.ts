@@ -14,6 +14,7 @@ export class EmbeddingDimensionMismatch extends Error {
 }
 
 const LOCK = 0x6c61747469636532n; // "lattice2"
+const HNSW_MAX_DIMENSIONS = 2000;
 
 export async function ensureEmbeddingDimension(db: Db, dimensions: number): Promise<void> {
   await db.withAdvisoryLock(LOCK, async (session) => {
@@ -26,7 +27,10 @@ export async function ensureEmbeddingDimension(db: Db, dimensions: number): Prom
     if (typmod > 0) throw new EmbeddingDimensionMismatch(dimensions, typmod);
     await session.transaction(async (tx) => {
       await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding TYPE vector(${Math.trunc(dimensions)})`);
-      await tx.exec('CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops)');
+      // pgvector's HNSW indexes vectors of up to 2,000 dimensions; wider ones are scanned exactly.
+      if (dimensions <= HNSW_MAX_DIMENSIONS) {
+        await tx.exec('CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops)');
+      }
     });
   });
 }
