@@ -12,12 +12,12 @@ export interface ModelGateway {
 }
 
 export function fakeEmbedding(text: string, dimensions: number): number[] {
-  const vector = new Array<number>(dimensions).fill(0);
+  const vector: number[] = Array.from({ length: dimensions }, () => 0);
   for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
     const digest = createHash('sha256').update(word).digest();
     vector[digest[0]! % dimensions]! += digest[1]! % 2 === 0 ? 1 : -1;
   }
-  if (vector.every((v) => v === 0)) vector[0] = 1;
+  if (!vector.some((v) => v !== 0)) vector[0] = 1;
   return vector;
 }
 
