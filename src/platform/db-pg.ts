@@ -45,13 +45,7 @@ function fromPool(pool: pg.Pool): Db {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
+        return await inTransaction(client, fn);
       } finally {
         client.release();
       }
@@ -75,23 +69,25 @@ function fromPool(pool: pg.Pool): Db {
   };
 }
 
-/** A Db over one checked-out client: transactions nest onto that client. */
+async function inTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await fn(wrap(client));
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
+/** A Db over one checked-out client: its transactions run on that client. */
 function sessionDb(client: pg.PoolClient): Db {
   const base = wrap(client);
   return {
     kind: 'pg',
     ...base,
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      await client.query('BEGIN');
-      try {
-        const result = await fn(base);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    },
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => inTransaction(client, fn),
     withAdvisoryLock: () => Promise.reject(new Error('advisory locks do not nest')),
     close: async () => {},
   };
