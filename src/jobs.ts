@@ -5,10 +5,11 @@ import { memoryJobs } from './memory/jobs.js';
 
 export type JobMap = {
   'embeddings.backfill': { payload: { projectId: string; batch: number }; result: { embedded: number } };
+  'embeddings.drain': { payload: { projectId: string }; result: { embedded: number } };
 };
 
 export type JobName = keyof JobMap;
-export const JOB_NAMES: readonly JobName[] = ['embeddings.backfill'];
+export const JOB_NAMES: readonly JobName[] = ['embeddings.backfill', 'embeddings.drain'];
 export type AppQueue = JobQueue<JobMap>;
 
 export function jobHandlers(services: { memory: MemoryService }): JobHandlers<JobMap> {

@@ -1,19 +1,233 @@
-// Memory routes (HTTP adapter over MemoryService).
+// Memory routes: the HTTP adapter over MemoryService. The admin surface (SPEC.md "Admin HTTP")
+// requires WRITE_MEMORY throughout.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import {
+  BackfillBodySchema,
+  BackfillResultSchema,
+  ConfirmBodySchema,
+  CreateMemoryBodySchema,
+  ListMemoriesQuerySchema,
+  MemoryParamsSchema,
+  MemorySchema,
+  PageQuerySchema,
+  PatchMemoryBodySchema,
+  PromoteBodySchema,
+  StatsSchema,
+  type MemoryScope,
+  type MemoryType,
+} from './schemas.js';
 import type { MemoryService } from './service.js';
-import { BackfillBodySchema, BackfillResultSchema } from './schemas.js';
+import { InsightSchema } from './insight-schema.js';
+
+const WRITE = { permission: 'WRITE_MEMORY' } as const;
+const tags = ['memory'];
+const MemoryList = Type.Array(Type.Ref('Memory'));
 
 export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> = async (app, { memory }) => {
+  app.addSchema(MemorySchema);
+
+  app.get(
+    '/admin/memory',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'List memories, newest first',
+        description: 'Filters combine with AND. Without `status` or `asOf`, only live memories (pending, confirmed) are listed. `asOf` returns the bi-temporal slice valid at that instant, superseded memories included. `limit` above 500 is refused.',
+        querystring: ListMemoriesQuerySchema,
+        response: { 200: MemoryList },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return memory.list(request.principal.projectId, {
+        type: q.type,
+        scope: q.scope,
+        status: q.status,
+        source: q.source,
+        category: q.category,
+        agentId: q.chatbotId,
+        userId: q.chatIdentityId,
+        subjectKind: q.subjectKind,
+        subjectExternalId: q.subjectExternalId,
+        asOf: q.asOf === undefined ? undefined : new Date(q.asOf),
+        limit: q.limit,
+        offset: q.offset,
+      });
+    },
+  );
+
+  app.get(
+    '/admin/memory/platform',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'List platform-scoped memories',
+        querystring: Type.Object({ status: Type.Optional(ListMemoriesQuerySchema.properties.status), ...PageQuerySchema.properties }, { additionalProperties: false }),
+        response: { 200: MemoryList },
+      },
+    },
+    async (request) =>
+      memory.list(request.principal.projectId, { scope: 'platform', status: request.query.status, limit: request.query.limit, offset: request.query.offset }),
+  );
+
+  app.get(
+    '/admin/memory/review',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'The review queue: pending and flagged memories',
+        description: 'Each item carries `reviewReason`: pending, flagged, low_confidence or stale.',
+        querystring: PageQuerySchema,
+        response: { 200: MemoryList },
+      },
+    },
+    async (request) => memory.review(request.principal.projectId, request.query.limit, request.query.offset),
+  );
+
+  app.get(
+    '/admin/memory/stats',
+    { config: WRITE, schema: { tags, summary: 'Counts by scope, status and type; embedding coverage; pattern count', response: { 200: StatsSchema } } },
+    async (request) => memory.stats(request.principal.projectId),
+  );
+
+  app.get(
+    '/admin/memory/insights',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Per-subject roll-up: recency, silence, importance',
+        description: 'Subjects ordered by their most important memory, then by recency.',
+        querystring: PageQuerySchema,
+        response: { 200: Type.Object({ subjects: Type.Array(InsightSchema), generatedAt: Type.String({ format: 'date-time' }) }) },
+      },
+    },
+    async (request) => ({
+      subjects: await memory.insights(request.principal.projectId, request.query.limit, request.query.offset),
+      generatedAt: new Date().toISOString(),
+    }),
+  );
+
+  app.post(
+    '/admin/memory',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Create a memory in any scope',
+        description:
+          'Saves the content verbatim (default type fact, scope project, status confirmed, importance 5, confidence 1). ' +
+          'Idempotent: if a live memory with the same scope, type, subject and normalised content exists (or the given id exists), it is answered with 200 instead of 201. The embedding is computed behind, by a job.',
+        body: CreateMemoryBodySchema,
+        response: { 200: Type.Ref('Memory'), 201: Type.Ref('Memory') },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const { memory: saved, created } = await memory.save(request.principal.projectId, {
+        id: b.id,
+        content: b.content,
+        type: (b.type ?? b.kind) as MemoryType | undefined,
+        scope: b.scope as MemoryScope | undefined,
+        status: b.status as 'pending' | 'confirmed' | undefined,
+        category: b.category,
+        importance: b.importance,
+        confidence: b.confidence,
+        source: b.source,
+        subject: b.subject,
+        agentId: b.chatbotId,
+        userId: b.chatIdentityId,
+        sessionKey: b.sessionKey,
+        metadata: b.metadata,
+        impact: b.impact,
+        validFrom: b.validFrom === undefined ? undefined : new Date(b.validFrom),
+        sourceMemoryIds: b.sourceMemoryIds,
+      });
+      return reply.code(created ? 201 : 200).send(saved);
+    },
+  );
+
+  app.get(
+    '/admin/memory/:memoryId',
+    { config: WRITE, schema: { tags, summary: 'Fetch one memory (does not count as an access)', params: MemoryParamsSchema, response: { 200: Type.Ref('Memory') } } },
+    async (request) => memory.get(request.principal.projectId, request.params.memoryId),
+  );
+
+  app.patch(
+    '/admin/memory/:memoryId',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Edit a memory',
+        description: 'Changes only the fields given. A new content is re-embedded. Identity and history fields (id, created, recordedAt, contentHash, supersededById, subject, ...) cannot be changed: naming one is a 400.',
+        params: MemoryParamsSchema,
+        body: PatchMemoryBodySchema,
+        response: { 200: Type.Ref('Memory') },
+      },
+    },
+    async (request) => memory.patch(request.principal.projectId, request.params.memoryId, request.body),
+  );
+
+  app.post(
+    '/admin/memory/:memoryId/confirm',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Confirm or reject a memory awaiting review',
+        description: 'Only a pending (or flagged) memory can be confirmed or rejected; anything else answers 409 CONFLICT.',
+        params: MemoryParamsSchema,
+        body: ConfirmBodySchema,
+        response: { 200: Type.Ref('Memory') },
+      },
+    },
+    async (request) =>
+      memory.confirm(request.principal.projectId, request.params.memoryId, request.body.status as 'confirmed' | 'rejected', request.principal.keyPrefix),
+  );
+
+  app.post(
+    '/admin/memory/:memoryId/promote',
+    {
+      config: WRITE,
+      schema: {
+        tags,
+        summary: 'Move a memory to another scope',
+        description: 'A scope change, not a copy (SPEC.md). 409 if an identical live memory already exists in the target scope.',
+        params: MemoryParamsSchema,
+        body: PromoteBodySchema,
+        response: { 200: Type.Ref('Memory') },
+      },
+    },
+    async (request) => memory.promote(request.principal.projectId, request.params.memoryId, request.body.targetScope as MemoryScope),
+  );
+
+  const deleteSchema = { tags, summary: 'Delete a memory (hard delete)', params: MemoryParamsSchema, response: { 204: Type.Null() } };
+  for (const [url, summary] of [
+    ['/admin/memory/:memoryId', deleteSchema.summary],
+    ['/memory/:memoryId', 'Delete a memory (caller surface; same as the admin route)'],
+  ] as const) {
+    app.delete(url, { config: WRITE, schema: { ...deleteSchema, summary } }, async (request, reply) => {
+      await memory.delete(request.principal.projectId, request.params.memoryId);
+      return reply.code(204).send(null);
+    });
+  }
+
   app.post(
     '/admin/memory/embeddings/backfill',
     {
-      config: { permission: 'WRITE_MEMORY' },
+      config: WRITE,
       schema: {
-        tags: ['memory'],
+        tags,
         summary: 'Embed memories that have no embedding yet',
         description:
           'Embeds up to `batch` memories of the project that lack a vector, in the worker pool, and answers how many it embedded. ' +
-          'Call repeatedly until `embedded` is 0. Runs as a job and waits for it (503 JOB_TIMEOUT if it takes longer than JOB_TIMEOUT_MS; the job still completes).',
+          'Call repeatedly until `embedded` is 0. Runs as a job and waits for it (503 JOB_TIMEOUT if it takes longer than JOB_TIMEOUT_MS; the job still completes). ' +
+          'Writes are also embedded automatically a second or so after they land.',
         body: BackfillBodySchema,
         response: { 200: BackfillResultSchema },
       },

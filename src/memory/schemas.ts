@@ -1,5 +1,164 @@
+// Every memory shape, defined once: validation, types and the OpenAPI come from these.
 import { Type, type Static } from 'typebox';
-import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './service.js';
+import { ProjectParamsSchema } from '../platform/auth.js';
+import { LimitOffset, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
+
+export const MEMORY_TYPES = [
+  'fact', 'preference', 'event', 'insight', 'observation', 'rule', 'correction', 'summary', 'procedure',
+  'behavior_pattern', 'consent', 'estimate', 'decision', 'outcome',
+] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export const MEMORY_SCOPES = ['platform', 'project', 'location', 'agent', 'user', 'session'] as const;
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
+export const MEMORY_STATUSES = ['pending', 'confirmed', 'superseded', 'rejected'] as const;
+export type MemoryStatus = (typeof MEMORY_STATUSES)[number];
+export const REVIEW_REASONS = ['pending', 'flagged', 'low_confidence', 'stale'] as const;
+
+export const MemoryTypeSchema = Type.String({ enum: [...MEMORY_TYPES], description: 'Memory type (also answered as `kind`)' });
+export const MemoryScopeSchema = Type.String({ enum: [...MEMORY_SCOPES], description: 'Visibility scope' });
+export const MemoryStatusSchema = Type.String({ enum: [...MEMORY_STATUSES] });
+
+export const MemorySchema = Type.Object(
+  {
+    id: Type.String({ description: 'mem_<ULID>' }),
+    created: Timestamp(),
+    updated: Timestamp(),
+    platformId: Type.String({ description: 'The project id (one project is one platform here)' }),
+    projectId: Type.String(),
+    type: MemoryTypeSchema,
+    kind: MemoryTypeSchema,
+    content: Type.String(),
+    category: Type.Union([Type.String(), Type.Null()]),
+    importance: Type.Number({ minimum: 0, maximum: 10 }),
+    confidence: Type.Number({ minimum: 0, maximum: 1 }),
+    source: Type.Union([Type.String(), Type.Null()]),
+    scope: MemoryScopeSchema,
+    status: MemoryStatusSchema,
+    reviewReason: Type.Union([Type.String(), Type.Null()]),
+    subject: Type.Union([SubjectSchema, Type.Null()]),
+    chatbotId: Type.Union([Type.String(), Type.Null()], { description: 'The agent that wrote it' }),
+    chatIdentityId: Type.Union([Type.String(), Type.Null()], { description: 'The end user it is about' }),
+    sessionKey: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    impact: Type.Union([Type.String(), Type.Null()]),
+    contentHash: Type.String(),
+    validFrom: Timestamp('When the fact began to hold in the world'),
+    validTo: Type.Union([Timestamp('When it stopped holding'), Type.Null()]),
+    recordedAt: Timestamp('When Lattice learned it'),
+    lastAccessedAt: Type.Union([Timestamp(), Type.Null()]),
+    supersededById: Type.Union([Type.String(), Type.Null()]),
+    supersededAt: Type.Union([Timestamp(), Type.Null()]),
+    sourceMemoryIds: Type.Array(Type.String(), { description: 'Provenance: the memories this one was derived from' }),
+    confirmedAt: Type.Union([Timestamp(), Type.Null()]),
+    confirmedByUserId: Type.Union([Type.String(), Type.Null()]),
+    negativeRatingCount: Type.Integer(),
+    hasEmbedding: Type.Boolean(),
+  },
+  { $id: 'Memory', title: 'Memory' },
+);
+export type Memory = Static<typeof MemorySchema>;
+
+export const MemoryParamsSchema = Type.Object({
+  projectId: ProjectParamsSchema.properties.projectId,
+  memoryId: Type.String({ minLength: 1, maxLength: 100, description: 'A mem_ id' }),
+});
+
+const ContentSchema = Type.String({ minLength: 1, maxLength: 20_000, description: 'The memory text (1 to 20,000 characters)' });
+const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form JSON object' });
+
+export const CreateMemoryBodySchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ minLength: 21, maxLength: 100, description: 'Client-chosen id for idempotent writes; mem_ is prefixed if missing' })),
+    content: ContentSchema,
+    type: Type.Optional(MemoryTypeSchema),
+    kind: Type.Optional(MemoryTypeSchema),
+    scope: Type.Optional(MemoryScopeSchema),
+    status: Type.Optional(Type.String({ enum: ['pending', 'confirmed'], description: 'Default confirmed; pending puts it in the review queue' })),
+    category: Type.Optional(Type.String({ maxLength: 100 })),
+    importance: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })),
+    confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    source: Type.Optional(Type.String({ maxLength: 100 })),
+    subject: Type.Optional(SubjectSchema),
+    chatbotId: Type.Optional(Type.String({ maxLength: 256 })),
+    chatIdentityId: Type.Optional(Type.String({ maxLength: 256 })),
+    sessionKey: Type.Optional(Type.String({ maxLength: 256 })),
+    metadata: Type.Optional(MetadataSchema),
+    impact: Type.Optional(Type.String({ enum: ['HIGH', 'LOW'] })),
+    validFrom: Type.Optional(Timestamp('Event time; default now')),
+    sourceMemoryIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type CreateMemoryBody = Static<typeof CreateMemoryBodySchema>;
+
+export const ListMemoriesQuerySchema = Type.Object(
+  {
+    type: Type.Optional(MemoryTypeSchema),
+    scope: Type.Optional(MemoryScopeSchema),
+    status: Type.Optional(Type.String({ enum: [...MEMORY_STATUSES, 'flagged'], description: 'flagged: confirmed memories flagged for review' })),
+    source: Type.Optional(Type.String()),
+    category: Type.Optional(Type.String()),
+    chatbotId: Type.Optional(Type.String()),
+    chatIdentityId: Type.Optional(Type.String()),
+    subjectKind: Type.Optional(Type.String()),
+    subjectExternalId: Type.Optional(Type.String()),
+    asOf: Type.Optional(Timestamp('Bi-temporal slice: memories valid at this instant (validFrom <= asOf < validTo), superseded ones included')),
+    ...LimitOffset(50, 500),
+  },
+  { additionalProperties: false },
+);
+export type ListMemoriesQuery = Static<typeof ListMemoriesQuerySchema>;
+
+export const PageQuerySchema = Type.Object({ ...LimitOffset(50, 500) }, { additionalProperties: false });
+
+/** Fields that exist on a memory but may not be changed by PATCH: named so the refusal is clear. */
+export const IMMUTABLE_FIELDS = [
+  'id', 'projectId', 'platformId', 'created', 'recordedAt', 'contentHash', 'supersededById', 'supersededAt',
+  'lastAccessedAt', 'confirmedAt', 'confirmedByUserId', 'subject', 'sourceMemoryIds', 'hasEmbedding', 'kind',
+] as const;
+
+export const PatchMemoryBodySchema = Type.Object(
+  {
+    content: Type.Optional(ContentSchema),
+    type: Type.Optional(MemoryTypeSchema),
+    category: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    importance: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })),
+    confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    scope: Type.Optional(MemoryScopeSchema),
+    status: Type.Optional(Type.String({ enum: ['pending', 'confirmed', 'rejected'] })),
+    metadata: Type.Optional(Type.Union([MetadataSchema, Type.Null()])),
+    impact: Type.Optional(Type.Union([Type.String({ enum: ['HIGH', 'LOW'] }), Type.Null()])),
+    validFrom: Type.Optional(Timestamp()),
+    validTo: Type.Optional(Type.Union([Timestamp(), Type.Null()])),
+    ...Object.fromEntries(IMMUTABLE_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'Cannot be changed' }))])),
+  },
+  { additionalProperties: false },
+);
+export type PatchMemoryBody = Static<typeof PatchMemoryBodySchema>;
+
+export const ConfirmBodySchema = Type.Object(
+  {
+    status: Type.String({ enum: ['confirmed', 'rejected'], default: 'confirmed' }),
+    comment: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const PromoteBodySchema = Type.Object({ targetScope: MemoryScopeSchema }, { additionalProperties: false });
+
+export const ReviewItemSchema = Type.Intersect([MemorySchema, Type.Object({ reviewReason: Type.String() })]);
+
+export const StatsSchema = Type.Object({
+  total: Type.Integer(),
+  pendingReview: Type.Integer(),
+  flagged: Type.Integer(),
+  byScope: Type.Record(Type.String(), Type.Integer()),
+  byStatus: Type.Record(Type.String(), Type.Integer()),
+  byType: Type.Record(Type.String(), Type.Integer()),
+  embedding: Type.Object({ embedded: Type.Integer(), total: Type.Integer(), coverage: Type.Number({ description: 'embedded / total, 1 when empty' }) }),
+  patternCount: Type.Integer({ description: 'Live behavior_pattern memories' }),
+});
 
 export const BackfillBodySchema = Type.Object(
   {

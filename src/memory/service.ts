@@ -1,16 +1,68 @@
-// Memory use cases. For now: the embedding backfill, the one path that crosses every tier
-// (route -> queue -> job -> pool -> database).
-import type { Db } from '../platform/db.js';
-import type { AppQueue } from '../jobs.js';
+// Memory use cases: write (save, create), read (get, recall, list, review, stats, insights),
+// curate (patch, confirm, promote, delete), and the embedding path. REST routes and MCP tools
+// both call these.
 import type { Embedder } from '../embeddings/embedder.js';
+import type { AppQueue } from '../jobs.js';
 import { mapConcurrent } from '../platform/concurrency.js';
+import { UNIQUE_VIOLATION, type Db } from '../platform/db.js';
+import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import type { Subject } from '../platform/common-schemas.js';
+import { contentHash } from './content-hash.js';
+import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
+import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody } from './schemas.js';
 import * as store from './store.js';
 
-export const BACKFILL_DEFAULT_BATCH = 500;
-export const BACKFILL_MAX_BATCH = 10_000;
 /** Rows embedded and written together by the backfill job. */
 const WRITE_GROUP = 64;
 const EMBED_GROUPS_IN_FLIGHT = 2;
+/** The automatic embedding job drains at most this many rows per run, then re-enqueues itself. */
+const DRAIN_LIMIT = 5000;
+
+export interface SaveInput {
+  id?: string;
+  content: string;
+  type?: MemoryType;
+  scope?: MemoryScope;
+  status?: 'pending' | 'confirmed';
+  category?: string;
+  importance?: number;
+  confidence?: number;
+  source?: string;
+  subject?: Subject;
+  agentId?: string;
+  userId?: string;
+  sessionKey?: string;
+  metadata?: Record<string, unknown>;
+  impact?: string;
+  validFrom?: Date;
+  sourceMemoryIds?: string[];
+}
+
+export interface SaveResult {
+  memory: Memory;
+  /** False when a live identical memory already existed and was answered instead. */
+  created: boolean;
+}
+
+export interface ListOptions extends store.MemoryFilter {
+  limit?: number;
+  offset?: number;
+}
+
+export interface SubjectInsight {
+  subject: Subject;
+  memoryCount: number;
+  firstMemoryAt: string;
+  lastMemoryAt: string;
+  daysSinceLastMemory: number;
+  avgImportance: number;
+  maxImportance: number;
+}
+
+function normaliseId(id: string): string {
+  return id.startsWith('mem_') ? id : `mem_${id}`;
+}
 
 export class MemoryService {
   constructor(
@@ -19,14 +71,238 @@ export class MemoryService {
     private readonly embedder: Embedder,
   ) {}
 
+  // ---- writes ---------------------------------------------------------------------------------
+
+  /** Saves memories verbatim. Replays (same live content) answer the existing memory. */
+  async saveMany(projectId: string, inputs: readonly SaveInput[]): Promise<SaveResult[]> {
+    const rows: store.NewMemory[] = inputs.map((input) => {
+      const content = input.content.trim();
+      if (content.length === 0) throw new ValidationError('content must not be blank');
+      return {
+        id: input.id ? normaliseId(input.id) : newId('mem'),
+        projectId,
+        content,
+        contentHash: contentHash(content),
+        type: input.type ?? 'fact',
+        scope: input.scope ?? 'project',
+        status: input.status ?? 'confirmed',
+        importance: input.importance ?? 5,
+        confidence: input.confidence ?? 1,
+        category: input.category ?? null,
+        source: input.source ?? null,
+        subjectKind: input.subject?.kind ?? null,
+        subjectExternalId: input.subject?.externalId ?? null,
+        agentId: input.agentId ?? null,
+        userId: input.userId ?? (input.subject?.kind === 'user' ? input.subject.externalId : null),
+        sessionKey: input.sessionKey ?? null,
+        metadata: input.metadata ?? null,
+        impact: input.impact ?? null,
+        validFrom: input.validFrom,
+        sourceMemoryIds: input.sourceMemoryIds ?? [],
+        reviewReason: null,
+      };
+    });
+    const inserted = new Set(await store.insertMemories(this.db, rows));
+    const results: SaveResult[] = [];
+    const fresh = await store.getMemories(this.db, projectId, [...inserted]);
+    const byId = new Map(fresh.map((m) => [m.id, m]));
+    for (const row of rows) {
+      if (inserted.has(row.id)) {
+        results.push({ memory: byId.get(row.id)!, created: true });
+        continue;
+      }
+      // Not inserted: either this exact id exists (a replayed client id) or a live twin does.
+      const existing =
+        (await store.getMemory(this.db, projectId, row.id)) ??
+        (await store.findLiveTwin(this.db, {
+          projectId,
+          scope: row.scope!,
+          type: row.type!,
+          subjectKind: row.subjectKind ?? null,
+          subjectExternalId: row.subjectExternalId ?? null,
+          contentHash: row.contentHash!,
+        }));
+      if (!existing) throw new ConflictError(`memory ${row.id} conflicts with another write; retry`);
+      results.push({ memory: existing, created: false });
+    }
+    if (inserted.size > 0) await this.scheduleEmbedding(projectId);
+    return results;
+  }
+
+  async save(projectId: string, input: SaveInput): Promise<SaveResult> {
+    const [result] = await this.saveMany(projectId, [input]);
+    return result!;
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  async get(projectId: string, id: string): Promise<Memory> {
+    const memory = await store.getMemory(this.db, projectId, id);
+    if (!memory) throw new NotFoundError(`memory ${id} not found`);
+    return memory;
+  }
+
+  /** Fetch by id, marking it accessed (not semantic). */
+  async recall(projectId: string, id: string): Promise<Memory> {
+    const memory = await store.touchMemory(this.db, projectId, id);
+    if (!memory) throw new NotFoundError(`memory ${id} not found`);
+    return memory;
+  }
+
+  /**
+   * Newest first. Without `status` or `asOf`, superseded and rejected memories are left out:
+   * a list shows what is believed now.
+   */
+  list(projectId: string, options: ListOptions = {}): Promise<Memory[]> {
+    const { limit = 50, offset = 0, ...filter } = options;
+    const effective = filter.status === undefined && filter.asOf === undefined && !filter.reviewOnly ? { ...filter, liveOnly: true } : filter;
+    return store.listMemories(this.db, projectId, effective, limit, offset);
+  }
+
+  review(projectId: string, limit = 50, offset = 0): Promise<Memory[]> {
+    return store.listMemories(this.db, projectId, { reviewOnly: true }, limit, offset);
+  }
+
+  async stats(projectId: string) {
+    const { byScope, byStatus, byType, totals } = await store.memoryStats(this.db, projectId);
+    const total = totals.total ?? 0;
+    const embedded = totals.embedded ?? 0;
+    return {
+      total,
+      pendingReview: totals.review ?? 0,
+      flagged: totals.flagged ?? 0,
+      byScope,
+      byStatus,
+      byType,
+      embedding: { embedded, total, coverage: total === 0 ? 1 : embedded / total },
+      patternCount: totals.patterns ?? 0,
+    };
+  }
+
+  async insights(projectId: string, limit = 50, offset = 0, now = new Date()): Promise<SubjectInsight[]> {
+    const rows = await store.subjectInsights(this.db, projectId, limit, offset);
+    return rows.map((r) => ({
+      subject: { kind: r.subjectKind, externalId: r.subjectExternalId },
+      memoryCount: r.memoryCount,
+      firstMemoryAt: new Date(r.firstMemoryAt).toISOString(),
+      lastMemoryAt: new Date(r.lastMemoryAt).toISOString(),
+      daysSinceLastMemory: Math.max(0, (now.getTime() - new Date(r.lastMemoryAt).getTime()) / 86_400_000),
+      avgImportance: r.avgImportance,
+      maxImportance: r.maxImportance,
+    }));
+  }
+
+  // ---- curation -------------------------------------------------------------------------------
+
+  async patch(projectId: string, id: string, body: PatchMemoryBody): Promise<Memory> {
+    const immutable = IMMUTABLE_FIELDS.filter((field) => field in body);
+    if (immutable.length > 0) {
+      throw new ValidationError(`${immutable.join(', ')} cannot be changed`, { errors: immutable.map((f) => ({ path: `body.${f}`, message: 'cannot be changed' })) });
+    }
+    const changes: store.MemoryChanges = {
+      type: body.type,
+      category: body.category,
+      importance: body.importance,
+      confidence: body.confidence,
+      scope: body.scope,
+      status: body.status,
+      metadata: body.metadata,
+      impact: body.impact,
+      validFrom: body.validFrom === undefined ? undefined : new Date(body.validFrom),
+      validTo: body.validTo === undefined ? undefined : body.validTo === null ? null : new Date(body.validTo),
+    };
+    if (body.content !== undefined) {
+      const content = body.content.trim();
+      if (content.length === 0) throw new ValidationError('content must not be blank');
+      changes.content = content;
+      changes.contentHash = contentHash(content);
+    }
+    if (body.status === 'confirmed') Object.assign(changes, { reviewReason: null, confirmedAt: new Date() });
+    const current = await this.get(projectId, id);
+    if (current.status === 'superseded' && body.status !== undefined) {
+      throw new ConflictError(`memory ${id} is superseded by ${current.supersededById}; edit that one instead`);
+    }
+    const validFrom = changes.validFrom ?? new Date(current.validFrom);
+    const validTo = changes.validTo === undefined ? (current.validTo ? new Date(current.validTo) : null) : changes.validTo;
+    if (validTo !== null && validTo < validFrom) throw new ValidationError('validTo must not be before validFrom');
+    const updated = await this.unique(() => store.updateMemory(this.db, projectId, id, changes), `an identical memory already exists`);
+    if (!updated) throw new NotFoundError(`memory ${id} not found`);
+    if (changes.content !== undefined) await this.scheduleEmbedding(projectId);
+    return updated;
+  }
+
+  /** Confirm or reject a memory awaiting review (pending, or flagged). */
+  async confirm(projectId: string, id: string, decision: 'confirmed' | 'rejected', actor: string): Promise<Memory> {
+    const current = await this.get(projectId, id);
+    const awaiting = current.status === 'pending' || current.reviewReason !== null;
+    if (!awaiting || current.status === 'superseded' || current.status === 'rejected') {
+      throw new ConflictError(`memory ${id} is ${current.status} and not awaiting review`, { status: current.status });
+    }
+    const updated = await store.updateMemory(
+      this.db,
+      projectId,
+      id,
+      { status: decision, reviewReason: null, confirmedAt: new Date(), confirmedBy: actor },
+      ['pending', 'confirmed'],
+    );
+    if (!updated) throw new ConflictError(`memory ${id} changed while it was being reviewed; read it again`);
+    return updated;
+  }
+
+  /** Moves the memory to another scope (a scope change, not a copy). */
+  async promote(projectId: string, id: string, targetScope: MemoryScope): Promise<Memory> {
+    const current = await this.get(projectId, id);
+    if (current.status === 'superseded' || current.status === 'rejected') {
+      throw new ConflictError(`memory ${id} is ${current.status}; only live memories can be promoted`);
+    }
+    if (current.scope === targetScope) return current;
+    const updated = await this.unique(
+      () => store.updateMemory(this.db, projectId, id, { scope: targetScope }),
+      `an identical memory already exists in scope ${targetScope}`,
+    );
+    if (!updated) throw new NotFoundError(`memory ${id} not found`);
+    return updated;
+  }
+
+  async delete(projectId: string, id: string): Promise<void> {
+    if (!(await store.deleteMemory(this.db, projectId, id))) throw new NotFoundError(`memory ${id} not found`);
+  }
+
+  // ---- embeddings -----------------------------------------------------------------------------
+
   /** Interactive: runs one backfill batch as a job and waits for it. */
   backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<{ embedded: number }> {
     return this.queue.run('embeddings.backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
   }
 
   /**
-   * The job: loads memories without a vector, embeds them in the pool, writes them back. Groups are
-   * written as soon as they are embedded, so database writes overlap the embedding of later groups.
+   * Writes are embedded behind, by a job. One job per project per second: it starts a moment after
+   * its second ends, so it sees every row written in that second, and later writes get a later job.
+   */
+  async scheduleEmbedding(projectId: string, now = Date.now()): Promise<void> {
+    const second = Math.floor(now / 1000);
+    await this.queue.enqueue(
+      'embeddings.drain',
+      { projectId },
+      { jobId: `embed:${projectId}:${second}`, delayMs: (second + 1) * 1000 + 100 - now, attempts: 3, backoffMs: 2000 },
+    );
+  }
+
+  /** The automatic job: embeds every pending row of the project, in batches. */
+  async drainEmbeddings(projectId: string): Promise<{ embedded: number }> {
+    let total = 0;
+    while (total < DRAIN_LIMIT) {
+      const { embedded } = await this.embedPending(projectId, BACKFILL_DEFAULT_BATCH);
+      if (embedded === 0) return { embedded: total };
+      total += embedded;
+    }
+    await this.scheduleEmbedding(projectId);
+    return { embedded: total };
+  }
+
+  /**
+   * The backfill job: loads memories without a vector, embeds them in the pool, writes them back.
+   * Groups are written as soon as they are embedded, so writes overlap the embedding of later groups.
    */
   async embedPending(projectId: string, batch: number): Promise<{ embedded: number }> {
     const rows = await store.selectUnembedded(this.db, projectId, batch);
@@ -42,5 +318,15 @@ export class MemoryService {
       );
     });
     return { embedded: written.reduce((sum, n) => sum + n, 0) };
+  }
+
+  /** Runs a write that may collide with a live twin, turning the collision into a 409. */
+  private async unique<T>(write: () => Promise<T>, message: string): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new ConflictError(message, undefined);
+      throw error;
+    }
   }
 }

@@ -1,33 +1,370 @@
-// SQL for memories. (The memory core extends this; for now it holds what the embedding path needs.)
+// SQL for memories.
 import pgvector from 'pgvector';
 import type { Queryable } from '../platform/db.js';
+import { Conditions } from '../platform/sql.js';
+import { contentHash } from './content-hash.js';
+import type { Memory, MemoryScope, MemoryStatus, MemoryType } from './schemas.js';
 
 export interface NewMemory {
   id: string;
   projectId: string;
   content: string;
-  kind?: string;
-  scope?: string;
+  contentHash?: string;
+  type?: MemoryType;
+  scope?: MemoryScope;
+  status?: 'pending' | 'confirmed';
   importance?: number;
+  confidence?: number;
+  category?: string | null;
+  source?: string | null;
+  subjectKind?: string | null;
+  subjectExternalId?: string | null;
+  agentId?: string | null;
+  userId?: string | null;
+  sessionKey?: string | null;
+  metadata?: Record<string, unknown> | null;
+  impact?: string | null;
+  validFrom?: Date;
+  sourceMemoryIds?: string[];
+  reviewReason?: string | null;
 }
 
-/** Multi-row insert through unnest: one statement for the whole batch. */
-export async function insertMemories(db: Queryable, rows: readonly NewMemory[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const result = await db.query(
-    `INSERT INTO memories (id, project_id, content, kind, scope, importance)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::real[])`,
+interface MemoryRow {
+  id: string;
+  project_id: string;
+  content: string;
+  type: MemoryType;
+  scope: MemoryScope;
+  status: MemoryStatus;
+  importance: number;
+  confidence: number;
+  category: string | null;
+  source: string | null;
+  subject_kind: string | null;
+  subject_external_id: string | null;
+  agent_id: string | null;
+  user_id: string | null;
+  session_key: string | null;
+  metadata: Record<string, unknown> | null;
+  impact: string | null;
+  content_hash: string;
+  created_at: Date;
+  updated_at: Date;
+  valid_from: Date;
+  valid_to: Date | null;
+  recorded_at: Date;
+  last_accessed_at: Date | null;
+  superseded_by: string | null;
+  superseded_at: Date | null;
+  source_memory_ids: string[];
+  confirmed_at: Date | null;
+  confirmed_by: string | null;
+  review_reason: string | null;
+  negative_rating_count: number;
+  has_embedding: boolean;
+}
+
+export const MEMORY_COLUMNS = `m.id, m.project_id, m.content, m.type, m.scope, m.status, m.importance, m.confidence, m.category,
+  m.source, m.subject_kind, m.subject_external_id, m.agent_id, m.user_id, m.session_key, m.metadata, m.impact,
+  m.content_hash, m.created_at, m.updated_at, m.valid_from, m.valid_to, m.recorded_at, m.last_accessed_at,
+  m.superseded_by, m.superseded_at, m.source_memory_ids, m.confirmed_at, m.confirmed_by, m.review_reason,
+  m.negative_rating_count, (m.embedding IS NOT NULL) AS has_embedding`;
+
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+
+export function toMemory(row: MemoryRow): Memory {
+  return {
+    id: row.id,
+    created: iso(row.created_at)!,
+    updated: iso(row.updated_at)!,
+    platformId: row.project_id,
+    projectId: row.project_id,
+    type: row.type,
+    kind: row.type,
+    content: row.content,
+    category: row.category,
+    importance: row.importance,
+    confidence: row.confidence,
+    source: row.source,
+    scope: row.scope,
+    status: row.status,
+    reviewReason: row.review_reason ?? (row.status === 'pending' ? 'pending' : null),
+    subject: row.subject_kind === null ? null : { kind: row.subject_kind, externalId: row.subject_external_id! },
+    chatbotId: row.agent_id,
+    chatIdentityId: row.user_id,
+    sessionKey: row.session_key,
+    metadata: row.metadata,
+    impact: row.impact,
+    contentHash: row.content_hash,
+    validFrom: iso(row.valid_from)!,
+    validTo: iso(row.valid_to),
+    recordedAt: iso(row.recorded_at)!,
+    lastAccessedAt: iso(row.last_accessed_at),
+    supersededById: row.superseded_by,
+    supersededAt: iso(row.superseded_at),
+    sourceMemoryIds: row.source_memory_ids ?? [],
+    confirmedAt: iso(row.confirmed_at),
+    confirmedByUserId: row.confirmed_by,
+    negativeRatingCount: row.negative_rating_count,
+    hasEmbedding: row.has_embedding,
+  };
+}
+
+/**
+ * Inserts memories in one statement; a row whose live twin already exists (same project, scope,
+ * type, subject and content hash) is skipped. Answers the ids actually inserted.
+ */
+export async function insertMemories(db: Queryable, rows: readonly NewMemory[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const col = <T>(f: (r: NewMemory) => T) => rows.map(f);
+  const result = await db.query<{ id: string }>(
+    `INSERT INTO memories (id, project_id, content, content_hash, type, scope, status, importance, confidence, category,
+                           source, subject_kind, subject_external_id, agent_id, user_id, session_key, metadata, impact,
+                           valid_from, source_memory_ids, review_reason)
+     SELECT v.id, v.project_id, v.content, v.content_hash, v.type, v.scope, v.status, v.importance, v.confidence, v.category,
+            v.source, v.subject_kind, v.subject_external_id, v.agent_id, v.user_id, v.session_key, v.metadata, v.impact,
+            v.valid_from, ARRAY(SELECT jsonb_array_elements_text(v.source_memory_ids)), v.review_reason
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::real[], $9::real[],
+                   $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::jsonb[],
+                   $18::text[], $19::timestamptz[], $20::jsonb[], $21::text[])
+         AS v(id, project_id, content, content_hash, type, scope, status, importance, confidence, category, source,
+              subject_kind, subject_external_id, agent_id, user_id, session_key, metadata, impact, valid_from,
+              source_memory_ids, review_reason)
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
     [
-      rows.map((r) => r.id),
-      rows.map((r) => r.projectId),
-      rows.map((r) => r.content),
-      rows.map((r) => r.kind ?? 'fact'),
-      rows.map((r) => r.scope ?? 'project'),
-      rows.map((r) => r.importance ?? 5),
+      col((r) => r.id),
+      col((r) => r.projectId),
+      col((r) => r.content),
+      col((r) => r.contentHash ?? contentHash(r.content)),
+      col((r) => r.type ?? 'fact'),
+      col((r) => r.scope ?? 'project'),
+      col((r) => r.status ?? 'confirmed'),
+      col((r) => r.importance ?? 5),
+      col((r) => r.confidence ?? 1),
+      col((r) => r.category ?? null),
+      col((r) => r.source ?? null),
+      col((r) => r.subjectKind ?? null),
+      col((r) => r.subjectExternalId ?? null),
+      col((r) => r.agentId ?? null),
+      col((r) => r.userId ?? null),
+      col((r) => r.sessionKey ?? null),
+      col((r) => (r.metadata == null ? null : JSON.stringify(r.metadata))),
+      col((r) => r.impact ?? null),
+      col((r) => (r.validFrom ?? new Date()).toISOString()),
+      col((r) => JSON.stringify(r.sourceMemoryIds ?? [])),
+      col((r) => r.reviewReason ?? null),
     ],
+  );
+  return result.rows.map((r) => r.id);
+}
+
+/** The live twin of a memory that was not inserted because it already exists. */
+export async function findLiveTwin(
+  db: Queryable,
+  m: { projectId: string; scope: string; type: string; subjectKind: string | null; subjectExternalId: string | null; contentHash: string },
+): Promise<Memory | undefined> {
+  const result = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.scope = $2 AND m.type = $3 AND coalesce(m.subject_kind, '') = coalesce($4, '')
+        AND coalesce(m.subject_external_id, '') = coalesce($5, '') AND m.content_hash = $6 AND m.status IN ('pending', 'confirmed')`,
+    [m.projectId, m.scope, m.type, m.subjectKind, m.subjectExternalId, m.contentHash],
+  );
+  return result.rows[0] && toMemory(result.rows[0]);
+}
+
+export async function getMemory(db: Queryable, projectId: string, id: string): Promise<Memory | undefined> {
+  const result = await db.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.project_id = $1 AND m.id = $2`, [projectId, id]);
+  return result.rows[0] && toMemory(result.rows[0]);
+}
+
+export async function getMemories(db: Queryable, projectId: string, ids: readonly string[]): Promise<Memory[]> {
+  if (ids.length === 0) return [];
+  const result = await db.query<MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.project_id = $1 AND m.id = ANY($2::text[])`, [projectId, ids]);
+  const byId = new Map(result.rows.map((r) => [r.id, toMemory(r)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** Recall: marks the memory accessed and answers it. */
+export async function touchMemory(db: Queryable, projectId: string, id: string): Promise<Memory | undefined> {
+  const result = await db.query<MemoryRow>(
+    `UPDATE memories m SET last_accessed_at = now() WHERE m.project_id = $1 AND m.id = $2 RETURNING ${MEMORY_COLUMNS}`,
+    [projectId, id],
+  );
+  return result.rows[0] && toMemory(result.rows[0]);
+}
+
+export interface MemoryFilter {
+  type?: string;
+  scope?: string;
+  scopes?: readonly string[];
+  status?: string;
+  source?: string;
+  category?: string;
+  agentId?: string;
+  userId?: string;
+  subjectKind?: string;
+  subjectExternalId?: string;
+  /** Bi-temporal slice; without it, only live memories unless a status is asked for. */
+  asOf?: Date;
+  reviewOnly?: boolean;
+  /** Only pending and confirmed memories (what is believed now). */
+  liveOnly?: boolean;
+}
+
+/** Adds the filter's conditions for table alias m; `project` is always the first condition. */
+export function filterConditions(projectId: string, filter: MemoryFilter, conditions = new Conditions()): Conditions {
+  conditions.add('m.project_id = ?', projectId);
+  conditions.add('m.type = ?', filter.type);
+  conditions.add('m.scope = ?', filter.scope);
+  if (filter.scopes) conditions.add('m.scope = ANY(?::text[])', filter.scopes);
+  if (filter.status === 'flagged') conditions.add(`m.review_reason = 'flagged'`);
+  else conditions.add('m.status = ?', filter.status);
+  conditions.add('m.source = ?', filter.source);
+  conditions.add('m.category = ?', filter.category);
+  conditions.add('m.agent_id = ?', filter.agentId);
+  conditions.add('m.user_id = ?', filter.userId);
+  conditions.add('m.subject_kind = ?', filter.subjectKind);
+  conditions.add('m.subject_external_id = ?', filter.subjectExternalId);
+  if (filter.asOf) {
+    const at = conditions.param(filter.asOf.toISOString());
+    conditions.add(`m.valid_from <= ${at}::timestamptz AND (m.valid_to IS NULL OR m.valid_to > ${at}::timestamptz) AND m.status <> 'rejected'`);
+  }
+  if (filter.reviewOnly) conditions.add(`(m.status = 'pending' OR m.review_reason IS NOT NULL)`);
+  if (filter.liveOnly) conditions.add(`m.status IN ('pending', 'confirmed')`);
+  return conditions;
+}
+
+export async function listMemories(db: Queryable, projectId: string, filter: MemoryFilter, limit: number, offset: number): Promise<Memory[]> {
+  const where = filterConditions(projectId, filter);
+  const result = await db.query<MemoryRow>(
+    `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE ${where.sql}
+      ORDER BY m.created_at DESC, m.id DESC LIMIT ${where.param(limit)} OFFSET ${where.param(offset)}`,
+    where.params,
+  );
+  return result.rows.map(toMemory);
+}
+
+export interface MemoryChanges {
+  content?: string;
+  contentHash?: string;
+  type?: string;
+  category?: string | null;
+  importance?: number;
+  confidence?: number;
+  scope?: string;
+  status?: string;
+  metadata?: Record<string, unknown> | null;
+  impact?: string | null;
+  validFrom?: Date;
+  validTo?: Date | null;
+  reviewReason?: string | null;
+  confirmedAt?: Date | null;
+  confirmedBy?: string | null;
+}
+
+const CHANGE_COLUMNS: Record<keyof MemoryChanges, string> = {
+  content: 'content',
+  contentHash: 'content_hash',
+  type: 'type',
+  category: 'category',
+  importance: 'importance',
+  confidence: 'confidence',
+  scope: 'scope',
+  status: 'status',
+  metadata: 'metadata',
+  impact: 'impact',
+  validFrom: 'valid_from',
+  validTo: 'valid_to',
+  reviewReason: 'review_reason',
+  confirmedAt: 'confirmed_at',
+  confirmedBy: 'confirmed_by',
+};
+
+/** Applies the changes; a changed content drops the stale embedding. Answers the updated memory. */
+export async function updateMemory(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  changes: MemoryChanges,
+  onlyIfStatus?: readonly string[],
+): Promise<Memory | undefined> {
+  const where = new Conditions();
+  const sets: string[] = ['updated_at = now()'];
+  for (const [key, column] of Object.entries(CHANGE_COLUMNS) as [keyof MemoryChanges, string][]) {
+    if (!(key in changes) || changes[key] === undefined) continue;
+    let value: unknown = changes[key];
+    if (value instanceof Date) value = value.toISOString();
+    else if (key === 'metadata' && value !== null) value = JSON.stringify(value);
+    sets.push(`${column} = ${where.param(value)}`);
+  }
+  if (changes.content !== undefined) sets.push('embedding = NULL', 'embedding_model = NULL');
+  where.add('m.project_id = ?', projectId).add('m.id = ?', id);
+  if (onlyIfStatus) where.add('m.status = ANY(?::text[])', onlyIfStatus);
+  const result = await db.query<MemoryRow>(`UPDATE memories m SET ${sets.join(', ')} WHERE ${where.sql} RETURNING ${MEMORY_COLUMNS}`, where.params);
+  return result.rows[0] && toMemory(result.rows[0]);
+}
+
+/** Marks `ids` superseded by `byId` as of `at` (their validTo, unless already closed earlier). */
+export async function supersedeMemories(db: Queryable, projectId: string, ids: readonly string[], byId: string, at: Date): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db.query(
+    `UPDATE memories SET status = 'superseded', superseded_by = $3, superseded_at = now(), updated_at = now(),
+            valid_to = CASE WHEN valid_to IS NOT NULL AND valid_to <= $4::timestamptz THEN valid_to
+                            ELSE greatest(valid_from, $4::timestamptz) END
+      WHERE project_id = $1 AND id = ANY($2::text[]) AND status IN ('pending', 'confirmed')`,
+    [projectId, ids, byId, at.toISOString()],
   );
   return result.rowCount;
 }
+
+export async function deleteMemory(db: Queryable, projectId: string, id: string): Promise<boolean> {
+  const result = await db.query('DELETE FROM memories WHERE project_id = $1 AND id = $2', [projectId, id]);
+  return result.rowCount > 0;
+}
+
+export async function memoryStats(db: Queryable, projectId: string) {
+  const result = await db.query<{ dimension: string; key: string; n: number }>(
+    `SELECT 'scope' AS dimension, scope AS key, count(*)::int AS n FROM memories WHERE project_id = $1 GROUP BY scope
+     UNION ALL SELECT 'status', status, count(*)::int FROM memories WHERE project_id = $1 GROUP BY status
+     UNION ALL SELECT 'type', type, count(*)::int FROM memories WHERE project_id = $1 GROUP BY type
+     UNION ALL SELECT 'totals', 'total', count(*)::int FROM memories WHERE project_id = $1
+     UNION ALL SELECT 'totals', 'embedded', count(embedding)::int FROM memories WHERE project_id = $1
+     UNION ALL SELECT 'totals', 'review', count(*)::int FROM memories WHERE project_id = $1 AND (status = 'pending' OR review_reason IS NOT NULL)
+     UNION ALL SELECT 'totals', 'flagged', count(*)::int FROM memories WHERE project_id = $1 AND review_reason = 'flagged'
+     UNION ALL SELECT 'totals', 'patterns', count(*)::int FROM memories WHERE project_id = $1 AND type = 'behavior_pattern' AND status = 'confirmed'`,
+    [projectId],
+  );
+  const by = (dimension: string) => Object.fromEntries(result.rows.filter((r) => r.dimension === dimension).map((r) => [r.key, r.n]));
+  return { byScope: by('scope'), byStatus: by('status'), byType: by('type'), totals: by('totals') as Record<string, number> };
+}
+
+export interface SubjectInsightRow {
+  subjectKind: string;
+  subjectExternalId: string;
+  memoryCount: number;
+  lastMemoryAt: Date;
+  firstMemoryAt: Date;
+  avgImportance: number;
+  maxImportance: number;
+}
+
+export async function subjectInsights(db: Queryable, projectId: string, limit: number, offset: number): Promise<SubjectInsightRow[]> {
+  const result = await db.query<SubjectInsightRow>(
+    `SELECT subject_kind AS "subjectKind", subject_external_id AS "subjectExternalId", count(*)::int AS "memoryCount",
+            max(valid_from) AS "lastMemoryAt", min(valid_from) AS "firstMemoryAt",
+            avg(importance)::float8 AS "avgImportance", max(importance)::float8 AS "maxImportance"
+       FROM memories
+      WHERE project_id = $1 AND subject_kind IS NOT NULL AND status IN ('pending', 'confirmed')
+      GROUP BY subject_kind, subject_external_id
+      ORDER BY max(importance) DESC, max(valid_from) DESC
+      LIMIT $2 OFFSET $3`,
+    [projectId, limit, offset],
+  );
+  return result.rows;
+}
+
+// ---- embeddings -------------------------------------------------------------------------------
 
 export async function selectUnembedded(db: Queryable, projectId: string, limit: number): Promise<{ id: string; content: string }[]> {
   const result = await db.query<{ id: string; content: string }>(
@@ -49,7 +386,7 @@ export async function writeEmbeddings(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await db.query(
-    `UPDATE memories m SET embedding = v.embedding::vector, embedding_model = $3, updated_at = now()
+    `UPDATE memories m SET embedding = v.embedding::vector, embedding_model = $3
        FROM unnest($1::text[], $2::text[]) AS v(id, embedding)
       WHERE m.id = v.id AND m.project_id = $4 AND m.embedding IS NULL`,
     [rows.map((r) => r.id), rows.map((r) => pgvector.toSql(Array.from(r.vector))), model, projectId],

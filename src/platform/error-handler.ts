@@ -33,8 +33,10 @@ function describeValidation(error: FastifyError): ErrorBody {
   const issues = (error.validation ?? []) as ValidationIssue[];
   const errors = issues.map((issue) => {
     const extra = issue.params?.additionalProperty;
-    const path = `${context}${(issue.instancePath ?? '').replace(/\//g, '.')}${extra ? `.${String(extra)}` : ''}`;
-    const message = extra ? 'is not a known field' : (issue.message ?? 'is invalid');
+    const missing = issue.params?.missingProperty;
+    const field = extra ?? missing;
+    const path = `${context}${(issue.instancePath ?? '').replace(/\//g, '.')}${field ? `.${String(field)}` : ''}`;
+    const message = extra ? 'is not a known field' : missing ? 'is required' : (issue.message ?? 'is invalid');
     return { path, message };
   });
   const first = errors[0];
