@@ -246,8 +246,8 @@ describe('admin memory routes', () => {
 
     it('refuses a READ_MEMORY key on the admin surface', async () => {
       const reader = await h.key(a.projectId, ['READ_MEMORY']);
-      for (const [method, path] of [['GET', '/admin/memory'], ['POST', '/admin/memory'], ['GET', '/admin/memory/stats']]) {
-        const res = await h.call(method as 'GET', a.projectId, path, { apiKey: reader, body: method === 'POST' ? { content: 'x' } : undefined });
+      for (const [method, path] of [['GET', '/admin/memory'], ['POST', '/admin/memory'], ['GET', '/admin/memory/stats']] as const) {
+        const res = await h.call(method, a.projectId, path, { apiKey: reader, body: method === 'POST' ? { content: 'x' } : undefined });
         expect(res.statusCode).toBe(403);
       }
     });
