@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
 import { memoryRoutes } from './memory/routes.js';
+import { searchRoutes } from './memory/search-routes.js';
 import projectAuth, { bearerToken } from './platform/auth.js';
 import errorHandler from './platform/error-handler.js';
 import { RateLimitError } from './platform/errors.js';
@@ -64,6 +65,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       });
       await scope.register(projectAuth, { tenancy: ctx.tenancy });
       await scope.register(memoryRoutes, { memory: ctx.memory });
+      await scope.register(searchRoutes, { search: ctx.search });
     },
     { prefix: API_PREFIX },
   );

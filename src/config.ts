@@ -36,6 +36,12 @@ export interface Config {
   readonly modelGatewayUrl: string | undefined;
   readonly modelGatewayApiKey: string | undefined;
   readonly modelGatewayTimeoutMs: number;
+  /** A project with at most this many embedded memories is searched by exact scan, above by HNSW. */
+  readonly searchExactScanMaxRows: number;
+  /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
+  readonly associativeRecall: boolean;
+  /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
+  readonly observeAsync: boolean;
 }
 
 export class ConfigError extends Error {
@@ -162,6 +168,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelGatewayUrl,
     modelGatewayApiKey: r.raw('MODEL_GATEWAY_API_KEY'),
     modelGatewayTimeoutMs: r.int('MODEL_GATEWAY_TIMEOUT_MS', 30_000, 100, 600_000),
+    searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
+    associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
+    observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
   };
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);

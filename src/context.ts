@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { ensureEmbeddingDimension } from './embeddings/dimension.js';
 import { createEmbedder, QueryEmbedder, type Embedder } from './embeddings/embedder.js';
 import { jobHandlers, JOB_NAMES, type AppQueue, type JobMap } from './jobs.js';
+import { MemorySearch } from './memory/search.js';
 import { MemoryService } from './memory/service.js';
 import type { Db } from './platform/db.js';
 import { createPgDb } from './platform/db-pg.js';
@@ -26,6 +27,7 @@ export interface AppContext {
   queryEmbedder: QueryEmbedder;
   tenancy: TenancyService;
   memory: MemoryService;
+  search: MemorySearch;
   /** Starts consuming jobs in this process. */
   startConsumers(): Promise<void>;
   close(): Promise<void>;
@@ -77,6 +79,9 @@ export async function createContext(config: Config, options: ContextOptions): Pr
   const embedder = createEmbedder(config, pool);
   const tenancy = new TenancyService(db);
   const memory = new MemoryService(db, queue, embedder);
+  const queryEmbedder = new QueryEmbedder(embedder);
+  // The graph module supplies the associative-recall bonus when MEMORY_ASSOCIATIVE_RECALL_ENABLED is on.
+  const search = new MemorySearch(db, queryEmbedder, log, config.searchExactScanMaxRows);
   const handlers = jobHandlers({ memory });
   checkHandlers(JOB_NAMES, handlers);
 
@@ -88,9 +93,10 @@ export async function createContext(config: Config, options: ContextOptions): Pr
     queue,
     pool,
     embedder,
-    queryEmbedder: new QueryEmbedder(embedder),
+    queryEmbedder,
     tenancy,
     memory,
+    search,
     startConsumers: () => queue.startConsumers(handlers),
     async close() {
       if (closed) return;

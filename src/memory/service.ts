@@ -264,6 +264,16 @@ export class MemoryService {
     return updated;
   }
 
+  /**
+   * Marks live memories superseded by `byId`: their validTo becomes the time the new fact began
+   * (its validFrom), so `asOf` before then still finds them. Nothing is deleted.
+   */
+  async supersede(projectId: string, ids: readonly string[], byId: string): Promise<number> {
+    const replacement = await this.get(projectId, byId);
+    const targets = ids.filter((id) => id !== byId);
+    return store.supersedeMemories(this.db, projectId, targets, byId, new Date(replacement.validFrom));
+  }
+
   async delete(projectId: string, id: string): Promise<void> {
     if (!(await store.deleteMemory(this.db, projectId, id))) throw new NotFoundError(`memory ${id} not found`);
   }

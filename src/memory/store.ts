@@ -29,7 +29,7 @@ export interface NewMemory {
   reviewReason?: string | null;
 }
 
-interface MemoryRow {
+export interface MemoryRow {
   id: string;
   project_id: string;
   content: string;

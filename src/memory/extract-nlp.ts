@@ -1,0 +1,129 @@
+// The observe extractor's window onto compromise: sentence splitting, entity spotting (people,
+// places, organisations), date spotting relative to a caller-supplied `now`, and a few part-of-speech
+// questions. Everything that touches the NLP library lives here so the heuristics stay plain text.
+import nlp from 'compromise';
+import datesPlugin, { type DatesMethods } from 'compromise-dates';
+
+nlp.plugin(datesPlugin);
+
+/** Parse with the dates plugin's methods visible to the type checker. */
+function parse(text: string) {
+  return nlp<DatesMethods>(text);
+}
+
+/** Sentences of one line of text, as compromise splits them (abbreviations and decimals kept whole). */
+export function splitSentences(line: string): string[] {
+  return nlp
+    .tokenize(line)
+    .json()
+    .map((s: { text?: unknown }) => (typeof s.text === 'string' ? s.text.trim() : ''))
+    .filter((s: string) => s.length > 0);
+}
+
+const TITLE_ONLY = new Set(['st', 'dr', 'mr', 'mrs', 'ms', 'prof', 'mt']);
+
+function cleanEntity(raw: string): string | null {
+  let name = raw
+    .replace(/[’]/g, "'")
+    .replace(/'s$/i, '')
+    .replace(/^[^\p{L}\p{N}]+/u, '')
+    .replace(/[^\p{L}\p{N}.]+$/u, '')
+    .trim();
+  // A trailing full stop belongs to the sentence, unless the entity is a lone abbreviation.
+  if (name.endsWith('.') && !/^\p{L}{1,3}\.$/u.test(name)) name = name.slice(0, -1);
+  if (name.length < 2 || TITLE_ONLY.has(name.replace(/\.$/, '').toLowerCase())) return null;
+  if (name === name.toLowerCase()) name = name.replace(/(^|[\s-])(\p{L})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
+  return name;
+}
+
+/** People, places and organisations named in the text, in that order, each once. */
+export function spotEntities(text: string): string[] {
+  const doc = parse(text);
+  const found = [...doc.people().out('array'), ...doc.places().out('array'), ...doc.organizations().out('array')] as string[];
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of found) {
+    const name = cleanEntity(raw);
+    if (!name || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    out.push(name);
+  }
+  return out;
+}
+
+export interface SpottedDate {
+  /** ISO date-time of the start of the first dated phrase, or undefined when none was usable. */
+  occurredAt?: string;
+  /** A phrase names a calendar day, week, month, season or year (not just a time of day). */
+  dayLevel: boolean;
+  /** A phrase repeats ("every Monday"): a habit rather than a moment. */
+  repeating: boolean;
+}
+
+const TIME_ONLY_WORDS = /\b(?:at|by|around|about|before|after|on|in|from|until|till|the|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|noon|midnight|o'?clock|morning|afternoon|evening|night|half|past|quarter|to)\b/gi;
+
+interface DateMatch { text?: string; dates?: { start?: string | null; repeat?: unknown } }
+
+function datedMatches(text: string, now: Date): DateMatch[] {
+  return parse(text).dates({ today: now, timezone: 'UTC' }).json() as DateMatch[];
+}
+
+function firstDated(matches: DateMatch[]): { phrase: string; start: string } | undefined {
+  for (const m of matches) {
+    const start = m.dates?.start;
+    if (typeof start === 'string' && !m.dates?.repeat) return { phrase: m.text ?? '', start };
+  }
+  return undefined;
+}
+
+/** Dates in the text, read in UTC relative to `now` so the same input always gives the same answer. */
+export function spotDates(text: string, now: Date): SpottedDate {
+  const matches = datedMatches(text, now);
+  const repeating = matches.some((m) => Boolean(m.dates?.repeat));
+  let found = firstDated(matches);
+  if (!found) return { dayLevel: false, repeating };
+  // compromise reads "turning 40 next month" as the 40th day after next month; a bare count in
+  // front of a relative phrase is not part of the date.
+  const leadingCount = /^\s*\d{1,3}\s+(?=(?:next|last|this|coming)\b)/i.exec(found.phrase);
+  if (leadingCount) {
+    found = firstDated(datedMatches(found.phrase.slice(leadingCount[0].length), now));
+    if (!found) return { dayLevel: false, repeating };
+  }
+  const date = new Date(found.start);
+  if (Number.isNaN(date.getTime())) return { dayLevel: false, repeating };
+  const dayLevel = found.phrase.replace(TIME_ONLY_WORDS, '').replace(/[^\p{L}\p{N}]+/gu, '').length > 0;
+  return { occurredAt: date.toISOString(), dayLevel, repeating };
+}
+
+/** compromise's own question detection (catches questions typed without a question mark). */
+export function looksLikeQuestion(text: string): boolean {
+  return parse(text).questions().found;
+}
+
+/** The sentence opens with a verb in the imperative ("Book me a table", "Never reveal ..."). */
+export function startsImperative(text: string): boolean {
+  const doc = parse(text.replace(/^(?:please|pls|plz|kindly)\b[\s,]*/i, ''));
+  const first = doc.terms().first();
+  return first.has('#Imperative') || first.has('(never|always)') || doc.has('^(do|does) not #Verb') || doc.has("^don't #Verb");
+}
+
+export function hasVerb(text: string): boolean {
+  return parse(text).has('#Verb');
+}
+
+/** An occupation-like noun ("engineer", "teacher"), by compromise's #Actor tag. */
+export function isActorNoun(word: string): boolean {
+  return parse(word).has('#Actor');
+}
+
+export function isPersonName(text: string): boolean {
+  return parse(text).has('(#Person|#FirstName)');
+}
+
+export function singular(word: string): string {
+  // With an article in front compromise reads the word as a noun ("the seats"), not a verb.
+  const nouns = parse(`the ${word}`).nouns();
+  if (!nouns.found || !nouns.has('#Plural')) return word;
+  const out = nouns.toSingular().text('normal').replace(/^the\s+/, '');
+  return out.length > 0 ? out : word;
+}
