@@ -1,0 +1,43 @@
+// The MCP endpoint (Streamable HTTP, stateless): each POST gets a fresh server bound to the
+// caller's key, so any API process can answer any request. Bearer auth and permissions are the
+// REST ones; tools needing WRITE_MEMORY check it themselves.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { buildMcpServer, type McpServices } from './tools.js';
+
+const DESCRIPTION =
+  'Model Context Protocol over Streamable HTTP (stateless; JSON responses). Tools: memory_observe, memory_save, memory_search, memory_list, memory_recall. ' +
+  'Send JSON-RPC 2.0 with `Accept: application/json, text/event-stream`. Tool failures are tool results with `isError: true` whose text is our error body.';
+
+export const mcpRoutes: FastifyPluginAsyncTypebox<{ services: McpServices }> = async (app, { services }) => {
+  app.post(
+    '/mcp-server',
+    {
+      config: { permission: 'READ_MEMORY' },
+      schema: { tags: ['mcp'], summary: 'MCP endpoint (JSON-RPC)', description: DESCRIPTION, body: Type.Unknown() },
+    },
+    async (request, reply) => {
+      const server = buildMcpServer(services, request.principal, request.log);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  );
+
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp-server',
+      config: { permission: 'READ_MEMORY' },
+      schema: { tags: ['mcp'], summary: `MCP ${method}: not used (stateless server, no sessions or server-initiated streams)`, response: { 405: Type.Ref('ErrorBody') } },
+      handler: async (_request, reply) =>
+        reply.code(405).header('allow', 'POST').send({ statusCode: 405, code: 'METHOD_NOT_ALLOWED', message: 'this MCP endpoint is stateless: POST JSON-RPC requests' }),
+    });
+  }
+};

@@ -1,0 +1,116 @@
+// The MCP endpoint through the SDK's real client over HTTP.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+type Project = { projectId: string; apiKey: string };
+type ToolResult = { isError?: boolean; content: { type: string; text: string }[] };
+
+describe('MCP endpoint', () => {
+  let h: Harness;
+  let base: string;
+  let a: Project;
+  let b: Project;
+  const clients: Client[] = [];
+
+  async function connect(projectId: string, apiKey: string): Promise<Client> {
+    const client = new Client({ name: 'lattice-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/v1/projects/${projectId}/mcp-server`), {
+      requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  async function call(client: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; body: any }> {
+    const result = (await client.callTool({ name, arguments: args })) as ToolResult;
+    return { isError: result.isError === true, body: JSON.parse(result.content[0]!.text) };
+  }
+
+  beforeAll(async () => {
+    h = await createHarness();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    a = await h.project();
+    b = await h.project();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await h?.close();
+  });
+
+  it('lists the memory tools', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_save', 'memory_search', 'memory_list', 'memory_recall']));
+  });
+
+  it('saves, lists, recalls and searches through the same services as REST', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const saved = await call(client, 'memory_save', { content: 'Prefers tea over coffee', type: 'preference', scope: 'user', userId: 'u7' });
+    expect(saved.isError).toBe(false);
+    expect(saved.body).toMatchObject({ content: 'Prefers tea over coffee', type: 'preference', scope: 'user', created: true, subject: { kind: 'user', externalId: 'u7' } });
+
+    const viaRest = await h.call('GET', a.projectId, `/admin/memory/${saved.body.id}`);
+    expect(viaRest.json().content).toBe('Prefers tea over coffee');
+
+    const listed = await call(client, 'memory_list', { scope: 'user' });
+    expect(listed.body.map((m: { id: string }) => m.id)).toContain(saved.body.id);
+
+    const recalled = await call(client, 'memory_recall', { id: saved.body.id });
+    expect(recalled.body.lastAccessedAt).not.toBeNull();
+
+    const found = await call(client, 'memory_search', { query: 'hot drinks tea', scope: 'user' });
+    expect(found.body[0]).toMatchObject({ id: saved.body.id });
+    expect(typeof found.body[0].score).toBe('number');
+
+    const replay = await call(client, 'memory_save', { content: 'Prefers tea over coffee', kind: 'preference', scope: 'user', userId: 'u7' });
+    expect(replay.body).toMatchObject({ id: saved.body.id, created: false });
+  });
+
+  it('answers tool errors with our codes, not transport failures', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const missing = await call(client, 'memory_recall', { id: 'mem_does_not_exist' });
+    expect(missing).toMatchObject({ isError: true, body: { code: 'NOT_FOUND', statusCode: 404 } });
+    const noType = await call(client, 'memory_save', { content: 'x', scope: 'user' });
+    expect(noType).toMatchObject({ isError: true, body: { code: 'VALIDATION_ERROR' } });
+    const badScope = (await client.callTool({ name: 'memory_save', arguments: { content: 'x', type: 'fact', scope: 'moon' } })) as ToolResult;
+    expect(badScope.isError).toBe(true);
+  });
+
+  it('refuses writes to a READ_MEMORY key as a tool error, and lets it read', async () => {
+    const reader = await h.key(a.projectId, ['READ_MEMORY']);
+    const client = await connect(a.projectId, reader);
+    const denied = await call(client, 'memory_save', { content: 'should not land', type: 'fact', scope: 'project' });
+    expect(denied).toMatchObject({ isError: true, body: { code: 'AUTHORIZATION_ERROR' } });
+    expect((await call(client, 'memory_list', {})).isError).toBe(false);
+  });
+
+  it("keeps projects apart: B's key never sees A's memories, and A's key on B's endpoint is 404", async () => {
+    const clientA = await connect(a.projectId, a.apiKey);
+    const secret = await call(clientA, 'memory_save', { content: 'A private fact about budgets', type: 'fact', scope: 'project' });
+    const clientB = await connect(b.projectId, b.apiKey);
+    expect((await call(clientB, 'memory_recall', { id: secret.body.id })).body.code).toBe('NOT_FOUND');
+    const searched = await call(clientB, 'memory_search', { query: 'budgets' });
+    expect(searched.body).toEqual([]);
+    await expect(connect(b.projectId, a.apiKey)).rejects.toThrow();
+    const raw = await fetch(`${base}/api/v1/projects/${b.projectId}/mcp-server`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(raw.status).toBe(404);
+  });
+
+  it('requires a key', async () => {
+    const res = await fetch(`${base}/api/v1/projects/${a.projectId}/mcp-server`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
