@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
 import { memoryRoutes } from './memory/routes.js';
 import { searchRoutes } from './memory/search-routes.js';
+import { curationRoutes } from './memory/curation-routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import projectAuth, { bearerToken } from './platform/auth.js';
 import errorHandler from './platform/error-handler.js';
@@ -67,6 +68,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await scope.register(projectAuth, { tenancy: ctx.tenancy });
       await scope.register(memoryRoutes, { memory: ctx.memory });
       await scope.register(searchRoutes, { search: ctx.search });
+      await scope.register(curationRoutes, { curation: ctx.curation });
       await scope.register(mcpRoutes, { services: { memory: ctx.memory, search: ctx.search, tenancy: ctx.tenancy } });
     },
     { prefix: API_PREFIX },

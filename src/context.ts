@@ -4,7 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { ensureEmbeddingDimension } from './embeddings/dimension.js';
 import { createEmbedder, QueryEmbedder, type Embedder } from './embeddings/embedder.js';
-import { jobHandlers, JOB_NAMES, type AppQueue, type JobMap } from './jobs.js';
+import { jobHandlers, JOB_NAMES, registerSchedules, type AppQueue, type JobMap } from './jobs.js';
+import { MemoryCuration } from './memory/curation.js';
 import { MemorySearch } from './memory/search.js';
 import { MemoryService } from './memory/service.js';
 import type { Db } from './platform/db.js';
@@ -28,6 +29,7 @@ export interface AppContext {
   tenancy: TenancyService;
   memory: MemoryService;
   search: MemorySearch;
+  curation: MemoryCuration;
   /** Starts consuming jobs in this process. */
   startConsumers(): Promise<void>;
   close(): Promise<void>;
@@ -82,7 +84,8 @@ export async function createContext(config: Config, options: ContextOptions): Pr
   const queryEmbedder = new QueryEmbedder(embedder);
   // The graph module supplies the associative-recall bonus when MEMORY_ASSOCIATIVE_RECALL_ENABLED is on.
   const search = new MemorySearch(db, queryEmbedder, log, config.searchExactScanMaxRows);
-  const handlers = jobHandlers({ memory });
+  const curation = new MemoryCuration(db, pool, queue);
+  const handlers = jobHandlers({ memory, curation });
   checkHandlers(JOB_NAMES, handlers);
 
   let closed = false;
@@ -97,7 +100,11 @@ export async function createContext(config: Config, options: ContextOptions): Pr
     tenancy,
     memory,
     search,
-    startConsumers: () => queue.startConsumers(handlers),
+    curation,
+    async startConsumers() {
+      await queue.startConsumers(handlers);
+      await registerSchedules(queue);
+    },
     async close() {
       if (closed) return;
       closed = true;

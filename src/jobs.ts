@@ -1,19 +1,35 @@
 // Every job Lattice runs: name -> payload and result. One handler per name (see handlers below).
 import type { JobHandlers, JobQueue } from './platform/queue.js';
+import type { ConsolidateOptions, ConsolidateResult, DedupOptions, DedupResult, MemoryCuration } from './memory/curation.js';
 import type { MemoryService } from './memory/service.js';
 import { memoryJobs } from './memory/jobs.js';
 
 export type JobMap = {
   'embeddings.backfill': { payload: { projectId: string; batch: number }; result: { embedded: number } };
   'embeddings.drain': { payload: { projectId: string }; result: { embedded: number } };
+  'memory.dedup': { payload: { projectId: string } & DedupOptions; result: DedupResult };
+  'memory.consolidate': { payload: { projectId: string } & ConsolidateOptions; result: ConsolidateResult };
+  'memory.consolidate-all': { payload: Record<string, never>; result: { projects: number } };
 };
 
 export type JobName = keyof JobMap;
-export const JOB_NAMES: readonly JobName[] = ['embeddings.backfill', 'embeddings.drain'];
+export const JOB_NAMES: readonly JobName[] = [
+  'embeddings.backfill',
+  'embeddings.drain',
+  'memory.dedup',
+  'memory.consolidate',
+  'memory.consolidate-all',
+];
 export type AppQueue = JobQueue<JobMap>;
 
-export function jobHandlers(services: { memory: MemoryService }): JobHandlers<JobMap> {
+export function jobHandlers(services: { memory: MemoryService; curation: MemoryCuration }): JobHandlers<JobMap> {
   return {
-    ...memoryJobs(services.memory),
+    ...memoryJobs(services.memory, services.curation),
   };
+}
+
+/** Repeatable jobs, registered (idempotently) by every process that starts. */
+export async function registerSchedules(queue: AppQueue): Promise<void> {
+  // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
+  await queue.schedule('nightly-consolidation', 'memory.consolidate-all', {}, { cron: '0 3 * * *' });
 }

@@ -1,6 +1,7 @@
 // Piscina entry point: dispatches a task by name. Only dispatch lives here; tasks are pure
 // functions in their own files. Typed-array results are moved, not copied.
 import { Piscina } from 'piscina';
+import { dedupGroups } from './dedup.js';
 import { embed } from './embed.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
 
@@ -8,6 +9,7 @@ type Tasks = { [N in TaskName]: (input: TaskMap[N]['input']) => TaskMap[N]['outp
 
 const tasks: Tasks = {
   embed,
+  dedup: dedupGroups,
   noop: (input) => input,
 };
 

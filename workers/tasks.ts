@@ -1,5 +1,6 @@
 // The map of pool tasks: name -> input and output. Inputs and outputs are plain data and typed
 // arrays; outputs move back to the caller without copying.
+import type { DedupInput } from './dedup.js';
 
 export interface EmbedInput {
   texts: string[];
@@ -10,6 +11,7 @@ export type EmbedOutput = Float32Array;
 
 export interface TaskMap {
   embed: { input: EmbedInput; output: EmbedOutput };
+  dedup: { input: DedupInput; output: Int32Array };
   /** Does nothing: measures the pool's own per-task cost. */
   noop: { input: { value: number }; output: { value: number } };
 }
