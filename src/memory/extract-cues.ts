@@ -3,23 +3,27 @@
 // Slots (single-valued facts about the subject) live in extract-slots.ts.
 
 const CORRECTION: RegExp[] = [
-  /^(?:actually|correction|sorry|oops|wait|scratch that|my bad|my mistake|to be clear)\b/,
+  /^(?:actually|correction|wait|scratch that|my bad|my mistake|to be clear)\b/,
+  /^(?:sorry|oops|whoops)[,.!]*\s+(?:typo|i meant|i mean|wrong|that's wrong|it's|it is|my|i'm|i live|i work|the)\b/,
   /^no[,.!;:]\s|^no no\b|^nope[,.!]\s/,
-  /\b(?:i meant|i misspoke|i mean,|i was wrong|i got (?:that|it) wrong)\b/,
+  /\b(?:i meant|i misspoke|i was wrong|i got (?:that|it) wrong)\b|\bi mean,/,
   /\b(?:that's|that is|that was|this is) (?:wrong|not right|incorrect|not correct|a mistake|outdated|out of date)\b/,
   /\bnot\b.*\bany ?more\b/,
   /\bno longer\b/,
-  /\b(?:i|we)(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) (?:to|back)\b/,
+  /\b(?:i|we)(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) (?:from [\w ,]+? )?(?:to|back)\b/,
   /\b(?:i|we)(?:'ve| have)? (?:just |recently )?(?:changed|switched) (?:my|to|from|jobs|teams|companies|careers)\b/,
   /\b(?:i|we) used to\b/,
+  /\b(?:i|we)(?:'ve| have)? (?:just |finally )?moved(?: house| out| in| flats| apartments)?[.!]*$/,
   /\b(?:quit|left) (?:my )?(?:job|company|position|role)\b/,
 ];
 
 /** "now"/"instead" only mark a correction when the statement fills a slot ("I now live in Oslo"). */
-const CORRECTION_WITH_SLOT = /\b(?:now|nowadays|these days|instead|anymore|any more)\b/;
+const CORRECTION_WITH_SLOT = /\b(?:now|nowadays|these days|instead|anymore|any more|actually|new)\b/;
+/** "..., not Thursday" at the end sets one value against another. */
+const CONTRAST_ENDING = /, not (?:the |a |an |my |on |in |at )?[\w'-]+(?: [\w'-]+)?[.!]?$/;
 
 export function isCorrection(view: string, hasSlot: boolean): boolean {
-  if (CORRECTION.some((p) => p.test(view))) return true;
+  if (CORRECTION.some((p) => p.test(view)) || CONTRAST_ENDING.test(view)) return true;
   return hasSlot && CORRECTION_WITH_SLOT.test(view.replace(/\b(?:from now on|right now|for now|now and then)\b/g, ''));
 }
 
@@ -38,6 +42,7 @@ const CONSENT: RegExp[] = [
   /\bi (?:agree|consent) to\b|\bi (?:don't|do not) (?:consent|agree)\b|\bi (?:withdraw|revoke|give) (?:my )?(?:consent|permission)\b/,
   /\bi (?:don't|do not) (?:want|wish) to (?:be contacted|be called|be emailed|receive|get (?:any )?(?:emails|calls|texts|marketing|newsletters))/,
   /\b(?:has|have) (?:opted|consented|agreed|unsubscribed)\b/,
+  /\bi (?:don't|do not) want (?:any |to get |to receive )?(?:more )?(?:marketing|promotional|promotions|newsletters?|emails|calls|texts|spam|notifications)\b/,
 ];
 
 export function isConsent(view: string, namesSomeone: boolean): boolean {
@@ -49,7 +54,7 @@ export function isConsent(view: string, namesSomeone: boolean): boolean {
 /** The consent's channel, so a later opt-out supersedes an earlier opt-in for the same channel. */
 export function consentSlot(view: string): string {
   if (/\b(?:marketing|newsletters?|promo\w*|offers|deals|advert\w*|mailing list|spam)\b/.test(view)) return 'consent_marketing';
-  if (/\b(?:share|sharing|sell|selling|use|using|store|storing) (?:my|their|the user's) (?:data|info|information|details|records|medical|health|personal)\b|\bdata\b/.test(view)) return 'consent_data_sharing';
+  if (/\b(?:share|sharing|sell|selling|pass on|give out) (?:my|their|the user's|our)\b|\b(?:use|using|store|storing) (?:my|their|the user's) (?:data|info|information|details|records|medical|health|personal)\b|\bdata\b/.test(view)) return 'consent_data_sharing';
   if (/\brecord(?:ing|ed)?\b/.test(view)) return 'consent_recording';
   if (/\be-?mails?\b|\bemail(?:ing|ed)\b|\bmail\b/.test(view)) return 'consent_email';
   if (/\b(?:text|texts|texting|sms|message|messages|messaging|whatsapp)\b/.test(view)) return 'consent_sms';
@@ -79,7 +84,7 @@ export function isPersona(view: string): boolean {
 /** A directive in a system turn: a rule cue, a modal of obligation, or an imperative opening. */
 export function isSystemDirective(view: string, imperative: boolean): boolean {
   if (isPersona(view)) return false;
-  return isRule(view) || imperative || /\b(?:must|should|shall|needs? to|has to|is required to|only)\b/.test(view);
+  return isRule(view) || imperative || /\b(?:must|should|shall|needs? to|has to|is required to)\b/.test(view);
 }
 
 const SEQUENCE = /\b(?:first|firstly|then|next|after that|afterwards|finally|lastly|second|secondly|step \d+)\b/g;
@@ -89,11 +94,13 @@ export function isProcedure(view: string): boolean {
   return (markers.has('first') || markers.has('firstly') || markers.has('step 1')) && markers.size >= 2;
 }
 
-const HEALTH = /\b(?:allerg\w*|anaphyla\w*|epipen|intoleran\w*|celiac|coeliac|gluten|lactose|diabet\w*|insulin|asthma\w*|inhaler|epilep\w*|seizures?|pregnan\w*|blood pressure|hypertension|cholesterol|medications?|meds|prescri\w*|diagnos\w*|chronic|migraines?|arthritis|adhd|autis\w*|depression|anxiety|panic attacks|pacemaker|wheelchair|hearing aid|deaf|blind|heart condition|cancer|chemo\w*|surgery|disabilit\w*|disabled|dyslexi\w*|vegan|vegetarian|pescatarian|kosher|halal)\b/;
+const HEALTH = /\b(?:allerg\w*|anaphyla\w*|epipen|intoleran\w*|celiac|coeliac|gluten|lactose|diabet\w*|insulin|asthma\w*|inhaler|epilep\w*|seizures?|pregnan\w*|blood pressure|hypertension|cholesterol|medications?|meds|prescri\w*|diagnos\w*|chronic|migraines?|arthritis|adhd|autis\w*|depression|anxiety|panic attacks|pacemaker|wheelchair|hearing aid|deaf|blind|heart condition|cancer|chemo\w*|surgery|disabilit\w*|disabled|dyslexi\w*)\b/;
+/** A diet said of someone ("I'm vegan", "my partner is vegetarian"), not a vegan cake. */
+const DIET_OF_SOMEONE = /\b(?:i'm|is|are|we're|they're|i've been|has been|have been)(?: not| no longer)? (?:a |an |strictly |fully |mostly |strict )?(?:vegan|vegetarian|pescatarian|pescetarian|kosher|halal)\b|\b(?:eat|eats|keep|keeps) (?:kosher|halal)\b/;
 
 export function isHealth(view: string): boolean {
   // Diets ride along here for the importance boost; the diet slot names them separately.
-  return HEALTH.test(view);
+  return HEALTH.test(view) || DIET_OF_SOMEONE.test(view);
 }
 
 const PREFERENCE: RegExp[] = [
@@ -102,6 +109,8 @@ const PREFERENCE: RegExp[] = [
   /\b(?:i|we) (?:really )?(?:don't|do not|can't|cannot) (?:stand|like|bear|handle|enjoy|love|care for)\b/,
   /\bi'm (?:not )?(?:a |really |very |such a )?(?:big |huge )?(?:fan of|into|keen on|crazy about)\b/,
   /\bmy (?:favou?rite|preferred|go-to)\b/,
+  /\bi'm (?:a |an )?(?:big |huge |massive |lifelong |die-hard )?[\w-]+ (?:fan|supporter)\b/,
+  /\bi (?:take|have|drink|like|want|order) my (?:tea|coffee|latte|steak|eggs|burgers?|pizza|martini|whisky|whiskey|drinks?)\b/,
   /\b(?:call me|i go by|my nickname is|i prefer to be called|i'd like to be called)\b/,
 ];
 
@@ -121,7 +130,7 @@ export function isBehavior(view: string, repeatingDate: boolean): boolean {
 }
 
 const MILESTONE = /\b(?:got (?:married|engaged|divorced|promoted|fired|laid off|a new job|a puppy|a dog|a cat)|(?:had|having|expecting) (?:a baby|twins|surgery)|gave birth|passed away|graduat\w*|retir\w*|broke up|new job)\b/;
-const EVENT = /\b(?:going to|gonna|planning|plan to|about to|scheduled|appointment|booked|booking|reservation|flight|trip|vacation|holiday|wedding|interview|conference|meeting|visit(?:ed|ing)?|went to|travel\w*|flying|fly to|moving to|starts?|started|finished|begins?|arriv\w*|leaving|leave for|will be|'ll be|birthday party|anniversary)\b/;
+const EVENT = /\bi'm (?:at|in|on) .*\b(?:right now|at the moment)\b|\b(?:surgery|operation|accident|diagnosed|going to|gonna|planning|plan to|about to|scheduled|appointment|booked|booking|reservation|flight|trip|vacation|holiday|wedding|interview|conference|meeting|visit(?:ed|ing)?|went to|travel\w*|flying|fly to|moving to|starts?|started|finished|begins?|arriv\w*|leaving|leave for|will be|'ll be|birthday party|anniversary)\b/;
 
 export function isMilestone(view: string): boolean {
   return MILESTONE.test(view);

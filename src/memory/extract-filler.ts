@@ -1,7 +1,6 @@
 // What the observe extractor treats as saying nothing: acknowledgements, greetings, laughter,
 // emoji, pleasantries, questions without a statement, and sentences with no content words left
 // once pronouns, auxiliaries and small talk are taken out.
-import { looksLikeQuestion } from './extract-nlp.js';
 
 /** Words that, on their own or only with each other, make a turn filler ("ok thanks so much lol"). */
 const FILLER_WORDS = new Set(`
@@ -12,19 +11,26 @@ const FILLER_WORDS = new Set(`
   too again appreciate appreciated will do understood noted gotcha exactly indeed totally absolutely
   definitely please and but well anyway lovely amazing brilliant sweet neat excellent wonderful
   fantastic the ttyl brb for your help really helpful useful to meet not worries ya'll yay woohoo
-  omg lmk idk same here lots of weekend plan just cool-cool okey mhm uh-huh ok-ok kinda pretty true why
+  omg lmk idk same here lots of weekend plan just okey mhm uh-huh kinda pretty true why rock rocks
+  see talk speak soon
 `.split(/\s+/).filter(Boolean));
 
 /** Whole-sentence pleasantries and reactions that use words outside the list above. */
 const FILLER_PATTERNS: RegExp[] = [
   /^(?:i see|me too|my pleasure|never ?mind|no thanks|you too|(?:you're|you are) (?:very )?welcome|you rock|you're the best)$/,
   /^(?:good|great|nice|fair) (?:job|question|point|idea|enough|one|call)$/,
-  /^(?:of course|makes sense|that makes sense|i agree|i understand|i know|i don't know|i dunno|i'm not sure|no idea)$/,
-  /^(?:see|talk to|speak to|catch) you(?: (?:later|soon|tomorrow|then|next week|around|guys))?$/,
+  /^(?:of course|makes sense|that makes sense|i agree|i understand|i know|i don't know|i dunno|i'm not sure|no idea)(?: (?:yet|either|about (?:that|it|this)|tbh|honestly|lol))*$/,
+  /^(?:see|talk to|speak to|catch) you(?: [\w']+){0,3}$/,
   /^(?:let me|lemme) (?:think|check|see|know)\b/,
   /^(?:i'm|i am|im) (?:(?:so|very|really|pretty|doing|just|a bit|kinda|all|still|also) )*(?:fine|good|great|ok|okay|well|alright|back|here|ready|done|tired|sleepy|hungry|bored|busy|excited|happy|glad|sorry|confused|lost|browsing|looking|stressed|thinking)(?: (?:thanks|thank you|today|now|right now|too|then|lol))*$/,
   /^(?:hope (?:you're|you are|you have|all is|that helps|this helps)|have a (?:good|great|nice|lovely) )/,
   /^(?:how are you|how's it going|what's up|wassup|sup)\b/,
+  /^(?:that|this|it) (?:works|worked|is fine|sounds (?:good|great|fine|perfect))(?: (?:for me|for us|great|perfect|well|fine|now|too|then))*$/,
+  /^i (?:have|got|had) (?:a|another|one more|some|two|a few|a couple of) (?:quick |small |follow-up |more )?questions?\b/,
+  /^i(?:'m| am| was) (?:just )?(?:wondering|curious)\b/,
+  /^i need (?:some |your )?help\b/,
+  /^i'm (?:\w+ )?(?:\d+|a few|a couple of|five|ten|twenty) (?:minutes?|mins?|hours?|hrs?) (?:away|late|early|out|behind)$/,
+  /^(?:sorry|apologies|my apologies)(?: (?:for|about) (?:the |my |this )?(?:late |slow |delayed |long )?(?:reply|response|answer|delay|wait|confusion|typo|typos|mess))?$/,
 ];
 
 /** Small talk about the weather says nothing durable unless the speaker ties it to themselves. */
@@ -69,11 +75,34 @@ export function isFiller(core: string): boolean {
 
 const QUESTION_OPENERS = /^(?:(?:please |so |and |but )?(?:can|could|would|will|do|does|did|is|are|am|was|were|should|shall|may|might|have|has|any) (?:you|i|we|it|there|they|he|she|this|that|u|ya|anyone|my|your)\b|(?:what|how|why|when|where|who|whom|which|whose)(?:'s|'re|'d| is| are| do| does| did| can| could| would| should| will| was| were| about| much| many| long| often)\b)/;
 
-/** A question or a request to the assistant rather than a statement. */
-export function isQuestion(core: string, view: string): boolean {
-  if (/\?\s*["')\]]?$/.test(core)) return true;
-  if (QUESTION_OPENERS.test(view)) return true;
-  return looksLikeQuestion(core);
+/** A question or a request to the assistant rather than a statement (`parsed`: compromise's verdict). */
+export function isQuestion(core: string, view: string, parsed: boolean): boolean {
+  return parsed || /\?\s*["')\]]?$/.test(core) || QUESTION_OPENERS.test(view);
+}
+
+const PIECE_BREAK = /(\s+[-–—]+\s+|[?!]+,?\s+|\s*\.{3,}\s*)/;
+
+/**
+ * The statement without pieces that are filler or bare questions, where a dash, "?" or "!" splits
+ * it and compromise did not ("No worries - can you help me?, ok"). Unchanged when nothing drops.
+ */
+export function withoutFillerPieces(core: string): string {
+  const parts = core.split(PIECE_BREAK);
+  if (parts.length < 3) return core;
+  const kept: string[] = [];
+  let dropped = false;
+  for (let i = 0; i < parts.length; i += 2) {
+    const piece = (parts[i] ?? '').trim();
+    const sep = parts[i + 1] ?? '';
+    const view = words(piece).join(' ');
+    const asked = sep.trimStart().startsWith('?') || (i === parts.length - 1 && /\?\s*$/.test(piece)) || QUESTION_OPENERS.test(view);
+    if (piece.length === 0 || isFiller(piece) || (asked && !/\b(?:i|i'm|me|my|we|our)\b/.test(view))) {
+      dropped = true;
+      continue;
+    }
+    kept.push(piece + sep);
+  }
+  return dropped ? kept.join('').trim() : core;
 }
 
 /** Words that carry no content on their own: pronouns, auxiliaries, light verbs, stance words. */
@@ -90,7 +119,8 @@ const LIGHT_WORDS = new Set(`
   like likes love loves prefer prefers enjoy enjoys hate hates dislike want wants need needs make makes
   think thought know knew mean meant guess see saw try tried check agree understand let help tell told
   say said feel felt seem seems look looks sure okay ok yes yeah no fine good great nice cool bad
-  idea suggestion answer option response reply way time
+  idea suggestion answer option response reply way time other another same different former latter
+  right wrong
   tired hungry bored busy excited happy glad sorry confused ready back well
 `.split(/\s+/).filter(Boolean));
 

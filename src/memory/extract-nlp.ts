@@ -29,22 +29,29 @@ function cleanEntity(raw: string): string | null {
     .replace(/^[^\p{L}\p{N}]+/u, '')
     .replace(/[^\p{L}\p{N}.]+$/u, '')
     .trim();
-  // A trailing full stop belongs to the sentence, unless the entity is a lone abbreviation.
-  if (name.endsWith('.') && !/^\p{L}{1,3}\.$/u.test(name)) name = name.slice(0, -1);
+  // A trailing full stop belongs to the sentence, unless the entity is an initialism ("U.S.").
+  if (name.endsWith('.') && !/^(?:\p{L}\.){2,}$/u.test(name)) name = name.slice(0, -1);
   if (name.length < 2 || TITLE_ONLY.has(name.replace(/\.$/, '').toLowerCase())) return null;
   if (name === name.toLowerCase()) name = name.replace(/(^|[\s-])(\p{L})/gu, (_m, sep: string, c: string) => sep + c.toUpperCase());
   return name;
 }
 
-/** People, places and organisations named in the text, in that order, each once. */
-export function spotEntities(text: string): string[] {
-  const doc = parse(text);
-  const found = [...doc.people().out('array'), ...doc.places().out('array'), ...doc.organizations().out('array')] as string[];
+type Doc = ReturnType<typeof parse>;
+
+/** People, places and organisations named in the text, in that order, each once; then other proper
+ * nouns compromise does not know by name ("Bosch", "Giulia"), which are usually one of the three. */
+function entitiesOf(doc: Doc): string[] {
+  const found = [
+    ...doc.people().out('array'), ...doc.places().out('array'), ...doc.organizations().out('array'),
+    ...(doc.match('#ProperNoun+').not('(#Date|#Pronoun|#Demonym|#Language|#Actor)').out('array') as string[])
+      .flatMap((s) => s.split(/,\s*/)),
+  ] as string[];
   const seen = new Set<string>();
   const out: string[] = [];
   for (const raw of found) {
     const name = cleanEntity(raw);
-    if (!name || seen.has(name.toLowerCase())) continue;
+    // A bare proper noun already inside a named entity ("Texas" in "Austin, Texas") adds nothing.
+    if (!name || seen.has(name.toLowerCase()) || out.some((e) => e.toLowerCase().includes(name.toLowerCase()))) continue;
     seen.add(name.toLowerCase());
     out.push(name);
   }
@@ -64,8 +71,8 @@ const TIME_ONLY_WORDS = /\b(?:at|by|around|about|before|after|on|in|from|until|t
 
 interface DateMatch { text?: string; dates?: { start?: string | null; repeat?: unknown } }
 
-function datedMatches(text: string, now: Date): DateMatch[] {
-  return parse(text).dates({ today: now, timezone: 'UTC' }).json() as DateMatch[];
+function datedMatches(doc: Doc, now: Date): DateMatch[] {
+  return doc.dates({ today: now, timezone: 'UTC' }).json() as DateMatch[];
 }
 
 function firstDated(matches: DateMatch[]): { phrase: string; start: string } | undefined {
@@ -76,9 +83,31 @@ function firstDated(matches: DateMatch[]): { phrase: string; start: string } | u
   return undefined;
 }
 
+const FUTURE_CUE = /\b(?:will|'ll|going to|gonna|next|upcoming|coming|planning|plan to|tomorrow|soon|starts?|begins?|due|scheduled|booked|confirmed|reserved|planned|arranged)\b/i;
+const PAST_CUE = /\b(?:since|ago|last|previous|earlier|yesterday)\b/i;
+
+/** compromise-dates prefers the next "April"; a statement about the past means the last one. */
+function aimsAtThePast(doc: Doc): boolean {
+  const text = doc.text();
+  return !FUTURE_CUE.test(text) && (doc.has('#PastTense') || PAST_CUE.test(text));
+}
+
+const WEEKDAY = /\b(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\b/i;
+const MONTH_OR_SEASON = /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b(?:spring|summer|autumn|fall|winter)\b/i;
+
+/** Move a future-biased date back into the past by the unit its phrase names (week, year, month). */
+function stepBack(date: Date, phrase: string, now: Date): void {
+  for (let guard = 0; date > now && guard < 60; guard++) {
+    if (WEEKDAY.test(phrase)) date.setUTCDate(date.getUTCDate() - 7);
+    else if (MONTH_OR_SEASON.test(phrase)) date.setUTCFullYear(date.getUTCFullYear() - 1);
+    else if (/\b\d{1,2}(?:st|nd|rd|th)\b/i.test(phrase)) date.setUTCMonth(date.getUTCMonth() - 1);
+    else return;
+  }
+}
+
 /** Dates in the text, read in UTC relative to `now` so the same input always gives the same answer. */
-export function spotDates(text: string, now: Date): SpottedDate {
-  const matches = datedMatches(text, now);
+function datesOf(doc: Doc, now: Date): SpottedDate {
+  const matches = datedMatches(doc, now);
   const repeating = matches.some((m) => Boolean(m.dates?.repeat));
   let found = firstDated(matches);
   if (!found) return { dayLevel: false, repeating };
@@ -86,25 +115,43 @@ export function spotDates(text: string, now: Date): SpottedDate {
   // front of a relative phrase is not part of the date.
   const leadingCount = /^\s*\d{1,3}\s+(?=(?:next|last|this|coming)\b)/i.exec(found.phrase);
   if (leadingCount) {
-    found = firstDated(datedMatches(found.phrase.slice(leadingCount[0].length), now));
+    found = firstDated(datedMatches(parse(found.phrase.slice(leadingCount[0].length)), now));
     if (!found) return { dayLevel: false, repeating };
   }
   const date = new Date(found.start);
   if (Number.isNaN(date.getTime())) return { dayLevel: false, repeating };
+  if (date > now && !/\b\d{4}\b/.test(found.phrase) && aimsAtThePast(doc)) stepBack(date, found.phrase, now);
   const dayLevel = found.phrase.replace(TIME_ONLY_WORDS, '').replace(/[^\p{L}\p{N}]+/gu, '').length > 0;
   return { occurredAt: date.toISOString(), dayLevel, repeating };
 }
 
-/** compromise's own question detection (catches questions typed without a question mark). */
-export function looksLikeQuestion(text: string): boolean {
-  return parse(text).questions().found;
+const LEAD = '^(please|pls|plz|kindly)?';
+
+/** The sentence opens with an instruction: an imperative or bare infinitive with no subject in front
+ * ("Book me a table", "Keep answers short", "Never reveal ..."). */
+function imperativeOf(doc: Doc): boolean {
+  return doc.has(`${LEAD} (#Imperative|#Infinitive|never|always)`) || doc.has(`${LEAD} (do|does) not #Verb`) || doc.has(`${LEAD} don't #Verb`);
 }
 
-/** The sentence opens with a verb in the imperative ("Book me a table", "Never reveal ..."). */
+export interface Analysis {
+  entities: string[];
+  date: SpottedDate;
+  /** compromise's own question detection (catches questions typed without a question mark). */
+  question: boolean;
+  imperative: boolean;
+}
+
+/** Everything the extractor asks compromise about one statement, from a single parse. */
+export function analyse(text: string, now: Date): Analysis {
+  const doc = parse(text);
+  const entities = entitiesOf(doc);
+  const question = doc.questions().found;
+  const imperative = imperativeOf(doc);
+  return { entities, question, imperative, date: datesOf(doc, now) };
+}
+
 export function startsImperative(text: string): boolean {
-  const doc = parse(text.replace(/^(?:please|pls|plz|kindly)\b[\s,]*/i, ''));
-  const first = doc.terms().first();
-  return first.has('#Imperative') || first.has('(never|always)') || doc.has('^(do|does) not #Verb') || doc.has("^don't #Verb");
+  return imperativeOf(parse(text));
 }
 
 export function hasVerb(text: string): boolean {

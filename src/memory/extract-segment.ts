@@ -1,7 +1,7 @@
 // Turns a raw turn into candidate statements for the observe extractor: lines, bullets and
 // numbered steps first, then sentences (compromise), then clauses joined by "and I ..."; and the
 // cleaning every stored statement gets (whitespace, emoji, capital letter, closing punctuation).
-import { hasVerb, splitSentences } from './extract-nlp.js';
+import { hasVerb, splitSentences, startsImperative } from './extract-nlp.js';
 
 export interface Statement {
   text: string;
@@ -39,6 +39,15 @@ function procedureFrom(heading: string | undefined, steps: string[]): string {
   return heading ? `${normaliseText(heading).replace(/:\s*$/, '')}: ${body}` : body;
 }
 
+const STEPS_HEADING = /\b(?:how|steps?|recipe|routine|process|instructions?|procedure|method|checklist|to [a-z]+)\b/i;
+
+/** A numbered list is a procedure when its heading says so or most items are instructions;
+ * "Things about me: 1. I live in Paris 2. I'm vegan" is a list of facts instead. */
+function areSteps(heading: string | undefined, steps: string[]): boolean {
+  if (heading !== undefined && STEPS_HEADING.test(heading)) return true;
+  return steps.filter((s) => startsImperative(s)).length * 2 >= steps.length;
+}
+
 /** Split first-person clauses glued by "and I ...", when each side stands on its own. A bare comma
  * is left alone: "I don't work at Siemens anymore, I joined Bosch" is one correction, not two facts. */
 const CLAUSE_JOIN = /\s*,?\s+(?:and|also|plus)\s+(?=(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b)/gi;
@@ -48,7 +57,6 @@ function splitClauses(sentence: string): string[] {
   const parts: string[] = [];
   let rest = sentence;
   for (;;) {
-    CLAUSE_JOIN.lastIndex = 0;
     let cut: { at: number; next: number } | undefined;
     for (const m of rest.matchAll(CLAUSE_JOIN)) {
       const left = rest.slice(0, m.index);
@@ -72,7 +80,7 @@ export function segment(text: string): Statement[] {
   let steps: string[] = [];
   let heading: string | undefined;
   const flushSteps = () => {
-    if (steps.length >= 2) out.push({ text: procedureFrom(heading, steps), procedure: true });
+    if (steps.length >= 2 && areSteps(heading, steps)) out.push({ text: procedureFrom(heading, steps), procedure: true });
     else {
       if (heading !== undefined) pushLine(heading);
       for (const s of steps) pushLine(s);
@@ -109,7 +117,11 @@ export function segment(text: string): Statement[] {
 }
 
 /** Leading discourse markers and pleasantries that carry nothing ("ok so", "hi there,", "btw"). */
-const LEADING_SPACED = /^(?:hi there|hello there|hey there|hi|hello|hey|heya|hiya|ok(?:ay)?|okie|kk?|lol|lmao|ha(?:ha)+|he(?:he)+|yes|yeah|yep|yup|thanks(?: so much| a lot)?|thank you(?: so much| very much)?|thx|ty|btw|fyi|by the way|just so you know|oh and|um+|uh+|hmm+|for the record|(?:please )?(?:remember|note|keep in mind)(?: that|:)|please note|just fyi)(?=[\s,.!:;]|$)[\s,.!:;-]*/i;
+const LEADING_SPACED = /^(?:no thanks|no thank you|hi there|hello there|hey there|hi|hello|hey|heya|hiya|ok(?:ay)?|okie|kk?|lol|lmao|ha(?:ha)+|he(?:he)+|yes|yeah|yep|yup|thanks(?: so much| a lot)?(?! for\b)|thank you(?: so much| very much)?(?! for\b)|thx|ty|btw|fyi|honestly|tbh|by the way|just so you know|oh and|um+|uh+|hmm+|for the record|(?:please )?(?:remember|note|keep in mind)(?: that|:)|please note|just fyi)(?=[\s,.!:;]|$)[\s,.!:;-]*/i;
+/** "so", "and", "well" open a statement without adding to it when the speaker follows ("so I ..."). */
+const LEADING_CONNECTIVE = /^(?:so|and|also|well|oh|anyway|anyways|plus|but yeah|now)\s+(?=(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our|wait|actually|sorry)\b)/i;
+/** A label in front of the statement ("Quick update: I started ..."). */
+const LEADING_LABEL = /^(?:quick |small |brief |little |short )?(?:intro|introduction|update|note|heads up|context|background|info|fyi)\s*:\s*/i;
 const LEADING_PUNCTUATED = /^(?:great|cool|nice|awesome|perfect|sounds good|got it|alright|all right|sure|oh|ah|well|so|anyway|anyways|also|plus|and|good (?:morning|afternoon|evening))\s*[,.!:;]+\s*/i;
 const TRAILING = /[\s,.!]+(?:lol|lmao|ha(?:ha)+|he(?:he)+|(?:thanks|thank you)(?: so much| a lot| for asking)?|thx|ty|please|btw|cheers)\s*[.!]*$/i;
 
@@ -118,7 +130,7 @@ export function stripPleasantries(text: string): string {
   let s = normaliseText(text);
   for (let guard = 0; guard < 12; guard++) {
     const before = s;
-    s = s.replace(LEADING_SPACED, '').replace(LEADING_PUNCTUATED, '').replace(TRAILING, '').trim();
+    s = s.replace(LEADING_SPACED, '').replace(LEADING_PUNCTUATED, '').replace(LEADING_CONNECTIVE, '').replace(LEADING_LABEL, '').replace(TRAILING, '').trim();
     if (s === before) break;
   }
   return s;
@@ -127,7 +139,7 @@ export function stripPleasantries(text: string): string {
 /** Final form of stored content: capitalised, lone "i" fixed, closed with punctuation. */
 export function finishContent(text: string): string {
   let s = normaliseText(text)
-    .replace(/\bi(?=(?:'m|'ve|'d|'ll)?\b)/g, 'I')
+    .replace(/\bi(?=(?:'m|'ve|'d|'ll)?\b)(?!\.e\.)/g, 'I')
     .replace(/^[\s,;:\-–—]+|[\s,;:\-–—]+$/g, '');
   if (/^\p{Ll}/u.test(s) && !/^\p{Ll}\p{Lu}/u.test(s)) s = s.charAt(0).toUpperCase() + s.slice(1);
   if (s.length > 0 && !/[.!?…]["')\]]?$/.test(s)) s += '.';

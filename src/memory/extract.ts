@@ -8,10 +8,11 @@ import {
   consentSlot, isBehavior, isConsent, isCorrection, isEvent, isFirstPerson, isHealth, isHedged, isMilestone,
   isPreference, isProcedure, isRule, isSystemDirective,
 } from './extract-cues.js';
-import { contentWords, cueView, isFiller, isQuestion } from './extract-filler.js';
-import { spotDates, spotEntities, startsImperative, type SpottedDate } from './extract-nlp.js';
+import { contentWords, cueView, isFiller, isQuestion, withoutFillerPieces } from './extract-filler.js';
+import { ASSISTANT_FACT, assistantStatement, secondToFirst } from './extract-assistant.js';
+import { analyse, startsImperative, type SpottedDate } from './extract-nlp.js';
 import { finishContent, segment, stripPleasantries, type Statement } from './extract-segment.js';
-import { detectSlot } from './extract-slots.js';
+import { detectSlot, profileView } from './extract-slots.js';
 
 export { contentHash };
 
@@ -47,35 +48,10 @@ export interface Extraction {
   candidateCount: number;
 }
 
-/** Acknowledgements an assistant wraps around what it records ("Noted:", "I'll remember that"). */
-const ASSISTANT_ACK = /^(?:ok(?:ay)?|sure|great|got it|noted|understood|perfect|thanks for (?:letting me know|sharing(?: that)?|telling me)|thank you(?: for (?:letting me know|sharing|telling me))?|good to know|i see|absolutely|of course|certainly|done|saved|remembered|all set)(?=[\s,.!:;-]|$)[\s,.!:;-]*/i;
-const ASSISTANT_LEAD = /^(?:i(?:'ll| will) (?:remember|note|keep in mind|make a note)|i(?:'ve| have) (?:noted|saved|recorded|remembered|made a note)|i(?:'ve| have) updated (?:my notes|your profile|your preferences)(?: to (?:say|show|reflect))?|(?:so )?you (?:mentioned|said|told me|noted|indicated)|noting|(?:just )?to confirm|i understand)(?: that)?(?=[\s,.!:;-]|$)[\s,:;-]*/i;
-const REQUEST = /^(?:i'd like|i would like|i'd love|i'll have|i'll take|(?:can|could|may) i (?:get|have|order))\b/;
-const ASSISTANT_NOT_ABOUT_USER = /^you(?:'re| are) (?:welcome|right|correct|very welcome|all set|good to go|absolutely right)\b|^you (?:can|could|should|might|may|will|'ll|would|'d|need to|have to|must|want to|got it|too|bet)\b|^you(?:'ll|'d)\b/i;
-
-function assistantStatement(core: string): string | undefined {
-  let s = core;
-  for (let guard = 0; guard < 6; guard++) {
-    const next = s.replace(ASSISTANT_ACK, '').replace(ASSISTANT_LEAD, '').trim();
-    if (next === s) break;
-    s = next;
-  }
-  if (!/^(?:you(?:'re|'ve)?|your)\b/i.test(s) || ASSISTANT_NOT_ABOUT_USER.test(s)) return undefined;
-  return s;
-}
-
-/** An assistant's "you prefer ..." read as the subject's "i prefer ..." so one set of cues serves both. */
-function secondToFirst(view: string): string {
-  return view
-    .replace(/\byou're\b|\byou are\b/g, "i'm")
-    .replace(/\byou've\b/g, "i've")
-    .replace(/\byou'll\b/g, "i'll")
-    .replace(/\byou'd\b/g, "i'd")
-    .replace(/\byourself\b/g, 'myself')
-    .replace(/\byours\b/g, 'mine')
-    .replace(/\byour\b/g, 'my')
-    .replace(/\byou\b/g, 'i');
-}
+const STATEMENT_BEFORE_QUESTION = /^(?:since|because|as|given(?: that)?|now that|i'm|i am|i have|i've|my|we're|we have)\b[^,?]*,/;
+const REQUEST = /^(?:i'd like|i would like|i'd love|i'll have|i'll take|(?:can|could|may) i (?:get|have|order)|i need to|i'm trying to|i'm looking for|help me)\b/;
+/** Tasks for the assistant that never describe the user's plans, dated or not ("write me a poem about autumn"). */
+const TASK = /^(?:please |pls |can you |could you )?(?:write|draft|compose|summari[sz]e|translate|explain|tell|give|show|list|generate|create|describe|rewrite|fix|calculate|convert|compare|proofread|edit|format|make)\b/;
 
 const SLOT_IMPORTANCE: Record<string, number> = {
   name: 8, preferred_name: 7, email: 8, phone: 8, address: 8, birthday: 7, birthplace: 5, age: 6, residence: 7,
@@ -144,44 +120,49 @@ const UNDATED_TYPES = new Set<MemoryType>(['rule', 'procedure', 'behavior_patter
 
 /** One statement judged: a candidate, or undefined when it is filler or says nothing about the subject. */
 function judge(statement: Statement, { role, now }: ExtractOptions): Candidate | undefined {
-  let core = stripPleasantries(statement.text);
+  let core = stripPleasantries(withoutFillerPieces(stripPleasantries(statement.text)));
   // A line ending in a colon introduces what follows ("A few things about me:"); it states nothing.
   if (core.length === 0 || (!statement.procedure && /:\s*$/.test(core)) || isFiller(core)) return undefined;
-  let view = cueView(core);
+  let view = profileView(cueView(core));
   if (role === 'assistant') {
     const own = assistantStatement(core);
     if (!own) return undefined;
     core = own;
     view = secondToFirst(cueView(core));
   }
-  const question = isQuestion(core, view);
-  const entities = spotEntities(core);
-  const date = spotDates(core, now);
+  const { entities, date, ...parsed } = analyse(core, now);
+  const question = isQuestion(core, view, parsed.question);
   const detected = role === 'system' ? undefined : detectSlot({ view, entities, date });
   const consent = isConsent(view, detected === 'preferred_name');
-  const imperative = startsImperative(core);
+  // "If the user asks about pricing, refer them to sales": the instruction follows the condition.
+  const conditional = /^(?:if|when|whenever|unless|once|before|after)\b[^,]+,\s*(.+)$/i.exec(core);
+  const imperative = parsed.imperative || (conditional?.[1] !== undefined && startsImperative(conditional[1]));
   const rule = role === 'system' ? isSystemDirective(view, imperative) : isRule(view) && !question;
   if (role === 'system' && !rule && !consent) return undefined;
   const slot = consent ? consentSlot(view) : detected;
   const health = isHealth(view);
   const firstPerson = isFirstPerson(view);
-  if (question && !(firstPerson && (detected || consent || health))) return undefined;
+  // A question is kept only when it opens with a statement about the subject ("Since I'm diabetic, ...").
+  if (question && !((detected || consent || health) && STATEMENT_BEFORE_QUESTION.test(view))) return undefined;
   const procedure = statement.procedure || isProcedure(view);
+  const correction = role !== 'system' && isCorrection(view, slot !== undefined);
   // A request to the assistant ("book me a table", "I'd like a coffee") is kept only when it carries
   // a dated plan.
-  const request = imperative || REQUEST.test(view);
-  if (role === 'user' && request && !rule && !consent && !slot && !procedure && !date.dayLevel) return undefined;
+  const request = (imperative && !correction) || REQUEST.test(view);
+  if (role === 'user' && request && !rule && !consent && !slot && !procedure && (!date.dayLevel || TASK.test(view))) return undefined;
   const milestone = isMilestone(view);
   if (contentWords(view).length === 0 && !(slot || consent || health || milestone || procedure)) return undefined;
-  if (role !== 'system' && !firstPerson && !(entities.length > 0 || date.dayLevel || health || consent || rule || procedure)) return undefined;
+  if (role !== 'system' && !firstPerson && !(entities.length > 0 || date.dayLevel || health || consent || rule || procedure || correction)) return undefined;
   const signals: Signals = {
-    role, slot, consent, rule, procedure, health, milestone, question, firstPerson, date,
-    correction: role !== 'system' && isCorrection(view, slot !== undefined),
+    role, slot, consent, rule, procedure, health, milestone, question, firstPerson, date, correction,
     preference: isPreference(view),
     behavior: isBehavior(view, date.repeating),
     event: isEvent(view),
     hedged: isHedged(view),
   };
+  // From an assistant, only what it records about the user: a recognised cue or a plain fact verb.
+  if (role === 'assistant' && !(slot || consent || health || correction || milestone || signals.preference || signals.behavior
+    || (signals.event && date.dayLevel) || ASSISTANT_FACT.test(view))) return undefined;
   const type = classify(signals);
   const candidate: Candidate = {
     content: finishContent(core),
