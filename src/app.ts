@@ -5,9 +5,11 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
 import { memoryRoutes } from './memory/routes.js';
+import { MemorySchema } from './memory/schemas.js';
 import { searchRoutes } from './memory/search-routes.js';
 import { curationRoutes } from './memory/curation-routes.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { observeRoutes } from './memory/observe-routes.js';
 import projectAuth, { bearerToken } from './platform/auth.js';
 import errorHandler from './platform/error-handler.js';
 import { RateLimitError } from './platform/errors.js';
@@ -66,10 +68,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
           new RateLimitError(`rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
       });
       await scope.register(projectAuth, { tenancy: ctx.tenancy });
+      scope.addSchema(MemorySchema);
       await scope.register(memoryRoutes, { memory: ctx.memory });
       await scope.register(searchRoutes, { search: ctx.search });
       await scope.register(curationRoutes, { curation: ctx.curation });
-      await scope.register(mcpRoutes, { services: { memory: ctx.memory, search: ctx.search, tenancy: ctx.tenancy } });
+      await scope.register(observeRoutes, { observer: ctx.observer });
+      await scope.register(mcpRoutes, {
+        services: { memory: ctx.memory, search: ctx.search, tenancy: ctx.tenancy, observe: (projectId, input) => ctx.observer.observe(projectId, input) },
+      });
     },
     { prefix: API_PREFIX },
   );

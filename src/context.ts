@@ -6,6 +6,7 @@ import { ensureEmbeddingDimension } from './embeddings/dimension.js';
 import { createEmbedder, QueryEmbedder, type Embedder } from './embeddings/embedder.js';
 import { jobHandlers, JOB_NAMES, registerSchedules, type AppQueue, type JobMap } from './jobs.js';
 import { MemoryCuration } from './memory/curation.js';
+import { MemoryObserver } from './memory/observe.js';
 import { MemorySearch } from './memory/search.js';
 import { MemoryService } from './memory/service.js';
 import type { Db } from './platform/db.js';
@@ -30,6 +31,7 @@ export interface AppContext {
   memory: MemoryService;
   search: MemorySearch;
   curation: MemoryCuration;
+  observer: MemoryObserver;
   /** Starts consuming jobs in this process. */
   startConsumers(): Promise<void>;
   close(): Promise<void>;
@@ -85,7 +87,8 @@ export async function createContext(config: Config, options: ContextOptions): Pr
   // The graph module supplies the associative-recall bonus when MEMORY_ASSOCIATIVE_RECALL_ENABLED is on.
   const search = new MemorySearch(db, queryEmbedder, log, config.searchExactScanMaxRows);
   const curation = new MemoryCuration(db, pool, queue);
-  const handlers = jobHandlers({ memory, curation });
+  const observer = new MemoryObserver(db, memory, queue, config);
+  const handlers = jobHandlers({ memory, curation, observer });
   checkHandlers(JOB_NAMES, handlers);
 
   let closed = false;
@@ -101,6 +104,7 @@ export async function createContext(config: Config, options: ContextOptions): Pr
     memory,
     search,
     curation,
+    observer,
     async startConsumers() {
       await queue.startConsumers(handlers);
       await registerSchedules(queue);

@@ -1,6 +1,7 @@
 // Every job Lattice runs: name -> payload and result. One handler per name (see handlers below).
 import type { JobHandlers, JobQueue } from './platform/queue.js';
 import type { ConsolidateOptions, ConsolidateResult, DedupOptions, DedupResult, MemoryCuration } from './memory/curation.js';
+import type { MemoryObserver, ObserveInput } from './memory/observe.js';
 import type { MemoryService } from './memory/service.js';
 import { memoryJobs } from './memory/jobs.js';
 
@@ -10,6 +11,7 @@ export type JobMap = {
   'memory.dedup': { payload: { projectId: string } & DedupOptions; result: DedupResult };
   'memory.consolidate': { payload: { projectId: string } & ConsolidateOptions; result: ConsolidateResult };
   'memory.consolidate-all': { payload: Record<string, never>; result: { projects: number } };
+  'memory.observe': { payload: { projectId: string; input: Omit<ObserveInput, 'occurredAt'> & { occurredAt: string } }; result: { saved: number } };
 };
 
 export type JobName = keyof JobMap;
@@ -19,12 +21,13 @@ export const JOB_NAMES: readonly JobName[] = [
   'memory.dedup',
   'memory.consolidate',
   'memory.consolidate-all',
+  'memory.observe',
 ];
 export type AppQueue = JobQueue<JobMap>;
 
-export function jobHandlers(services: { memory: MemoryService; curation: MemoryCuration }): JobHandlers<JobMap> {
+export function jobHandlers(services: { memory: MemoryService; curation: MemoryCuration; observer: MemoryObserver }): JobHandlers<JobMap> {
   return {
-    ...memoryJobs(services.memory, services.curation),
+    ...memoryJobs(services.memory, services.curation, services.observer),
   };
 }
 

@@ -9,7 +9,6 @@ import {
   CreateMemoryBodySchema,
   ListMemoriesQuerySchema,
   MemoryParamsSchema,
-  MemorySchema,
   PageQuerySchema,
   PatchMemoryBodySchema,
   PromoteBodySchema,
@@ -25,8 +24,6 @@ const tags = ['memory'];
 const MemoryList = Type.Array(Type.Ref('Memory'));
 
 export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> = async (app, { memory }) => {
-  app.addSchema(MemorySchema);
-
   app.get(
     '/admin/memory',
     {

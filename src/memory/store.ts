@@ -410,3 +410,22 @@ export async function readEmbedding(db: Queryable, projectId: string, id: string
   const value = result.rows[0]?.embedding ?? null;
   return value === null ? null : (pgvector.fromSql(value) as number[]);
 }
+
+/**
+ * Live memories holding the same slot (a single-valued fact) for the same subject and scope, that
+ * began to hold no later than `before`: the ones a new value of the slot supersedes.
+ */
+export async function findSlotHolders(
+  db: Queryable,
+  projectId: string,
+  q: { slot: string; scope: string; subject?: { kind: string; externalId: string }; excludeId: string; before: Date },
+): Promise<string[]> {
+  const result = await db.query<{ id: string }>(
+    `SELECT id FROM memories
+      WHERE project_id = $1 AND scope = $2 AND status IN ('pending', 'confirmed') AND metadata->>'slot' = $3 AND id <> $4
+        AND coalesce(subject_kind, '') = coalesce($5, '') AND coalesce(subject_external_id, '') = coalesce($6, '')
+        AND valid_from <= $7::timestamptz`,
+    [projectId, q.scope, q.slot, q.excludeId, q.subject?.kind ?? null, q.subject?.externalId ?? null, q.before.toISOString()],
+  );
+  return result.rows.map((r) => r.id);
+}

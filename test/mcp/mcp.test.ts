@@ -45,7 +45,7 @@ describe('MCP endpoint', () => {
   it('lists the memory tools', async () => {
     const client = await connect(a.projectId, a.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_save', 'memory_search', 'memory_list', 'memory_recall']));
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_observe', 'memory_save', 'memory_search', 'memory_list', 'memory_recall']));
   });
 
   it('saves, lists, recalls and searches through the same services as REST', async () => {
@@ -69,6 +69,20 @@ describe('MCP endpoint', () => {
 
     const replay = await call(client, 'memory_save', { content: 'Prefers tea over coffee', kind: 'preference', scope: 'user', userId: 'u7' });
     expect(replay.body).toMatchObject({ id: saved.body.id, created: false });
+  });
+
+  it('observes through memory_observe: text or the legacy content, filler saves nothing, repeats save nothing new', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const first = await call(client, 'memory_observe', { text: 'I am allergic to peanuts. ok thanks', userId: 'u-mcp' });
+    expect(first.isError).toBe(false);
+    expect(first.body.saved.map((m: { content: string }) => m.content)).toEqual(['I am allergic to peanuts.']);
+    expect(first.body.candidateCount).toBeGreaterThanOrEqual(2);
+    const repeat = await call(client, 'memory_observe', { content: 'I am allergic to peanuts.', userId: 'u-mcp' });
+    expect(repeat.body.saved).toEqual([]);
+    const filler = await call(client, 'memory_observe', { text: 'lol', role: 'user' });
+    expect(filler.body.saved).toEqual([]);
+    const missing = await call(client, 'memory_observe', { role: 'user' });
+    expect(missing).toMatchObject({ isError: true, body: { code: 'VALIDATION_ERROR' } });
   });
 
   it('answers tool errors with our codes, not transport failures', async () => {
