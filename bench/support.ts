@@ -1,0 +1,202 @@
+// Shared by the benchmarks (bench/embed.ts, bench/memory.ts): statistics and formatting, seeded
+// realistic texts, the throwaway Postgres database and Redis prefix, and the exit guard.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+
+export const progress = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and formatting
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  mean: number;
+}
+
+export function summarise(samplesMs: readonly number[]): Summary {
+  const sorted = [...samplesMs].sort((a, b) => a - b);
+  const mean = sorted.reduce((sum, x) => sum + x, 0) / Math.max(1, sorted.length);
+  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), mean };
+}
+
+export function ms(value: number): string {
+  if (value < 1) return `${(value * 1000).toFixed(1)} µs`;
+  if (value < 100) return `${value.toFixed(2)} ms`;
+  return `${value.toFixed(0)} ms`;
+}
+
+export function perSecond(count: number, elapsedMs: number): number {
+  return count / (elapsedMs / 1000);
+}
+
+export function rate(count: number, elapsedMs: number, unit: string): string {
+  const value = perSecond(count, elapsedMs);
+  return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${unit}/s (${(elapsedMs / 1000).toFixed(2)} s)`;
+}
+
+/** A markdown table; columns from `rightFrom` on are right-aligned. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightFrom: number): string {
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map((_, i) => (i >= rightFrom ? '--:' : '---')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+export const sleep = (delayMs: number) => new Promise<void>((resolve) => setTimeout(resolve, delayMs));
+
+// ---------------------------------------------------------------------------------------------
+// Texts: varied, realistic agent memories and questions, seeded so every run uses the same ones.
+
+export function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const words = {
+  person: ['Alice', 'Bob', 'Priya', 'Marco', 'Yuki', 'Fatima', 'Jonas', 'Chen', 'Olga', 'Samuel', 'Lena', 'Diego'],
+  preference: ['dark mode', 'short answers', 'bullet-point summaries', 'metric units', 'Python over JavaScript', 'tabs over spaces', 'morning meetings', 'detailed code comments', 'British spelling', 'email over Slack'],
+  activity: ['reviewing pull requests', 'writing reports', 'planning sprints', 'debugging production issues', 'reading release notes', 'pairing with new hires', 'preparing board slides'],
+  service: ['billing', 'search', 'auth', 'notifications', 'checkout', 'analytics', 'ingest', 'reporting'],
+  day: ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'the weekend', 'the first of the month'],
+  cause: ['a migration timed out', 'the TLS certificate expired', 'a feature flag was left on', 'the connection pool was exhausted', 'a config key was misspelled', 'the disk on the primary filled up', 'a dependency shipped a breaking change'],
+  fix: ['rolling back fixed it', 'raising the timeout fixed it', 'the on-call engineer restarted the workers', 'a hotfix went out the same afternoon', 'we pinned the previous version'],
+  tech: ['Postgres', 'Redis', 'Kafka', 'SQLite', 'S3', 'a cron job', 'a queue worker', 'server-sent events'],
+  purpose: ['session storage', 'the audit log', 'nightly exports', 'rate limiting', 'background retries', 'live dashboards'],
+  reason: ['the team already runs it', 'it is cheaper at our scale', 'it keeps operations simple', 'latency matters more than throughput here', 'the vendor contract ends in March'],
+  company: ['Acme Corp', 'Globex', 'Initech', 'Umbrella Health', 'Stark Logistics', 'Wayne Retail', 'Hooli'],
+  symptom: ['exports are missing the last row', 'logins take over ten seconds', 'invoices show the wrong currency', 'the dashboard stays blank', 'webhooks arrive twice', 'search ignores accented letters'],
+  task: ['renewing the domain', 'the quarterly tax filing', 'rotating the API keys', 'booking the offsite venue', 'sending the investor update', 'reviewing the on-call schedule'],
+  when: ['every Friday afternoon', 'two weeks before the deadline', 'at the start of each quarter', 'the day before the release', 'every morning at nine'],
+  action: ['split the monolith into two services', 'freeze features until the audit', 'move the standup to 10:30', 'hire a second SRE', 'deprecate the v1 API', 'add a staging environment for mobile'],
+  dislike: ['long email threads', 'emoji in commit messages', 'meetings without an agenda', 'auto-formatting on save', 'notifications after 6 pm', 'passive voice in docs'],
+  topic: ['the deploy pipeline', 'customer onboarding', 'the pricing page', 'database backups', 'the mobile release', 'incident reviews'],
+};
+
+export type Words = typeof words;
+export type Template = (w: (k: keyof Words) => string, n: () => number) => string;
+
+export const memoryTemplates: Template[] = [
+  (w) => `${w('person')} prefers ${w('preference')} when ${w('activity')}.`,
+  (w, n) => `The ${w('service')} deploy on ${w('day')} failed because ${w('cause')}; ${w('fix')} (incident #${n()}).`,
+  (w) => `${w('person')} asked to be reminded about ${w('task')} ${w('when')}.`,
+  (w) => `Decision: use ${w('tech')} for ${w('purpose')}, because ${w('reason')}.`,
+  (w, n) => `${w('company')} reported that ${w('symptom')} since upgrading to version ${n() % 9}.${n() % 20}.`,
+  (w) => `In the ${w('day')} meeting, ${w('person')} and ${w('person')} agreed to ${w('action')}.`,
+  (w) => `${w('person')} dislikes ${w('dislike')} and wants the agent to keep that in mind when ${w('activity')}.`,
+  (w, n) => `The ${w('service')} API returns HTTP ${[400, 404, 409, 429, 500, 503][n() % 6]} when ${w('cause')}.`,
+  (w) => `${w('person')} owns ${w('topic')}; questions about it should go to them, not to ${w('person')}.`,
+  (w, n) => `Ticket ${w('service').toUpperCase()}-${n()} is blocked until ${w('company')} confirms that ${w('symptom')} is fixed.`,
+];
+export const queryTemplates: Template[] = [
+  (w) => `What does ${w('person')} prefer when ${w('activity')}?`,
+  (w) => `Why did the ${w('service')} deploy fail on ${w('day')}?`,
+  (w) => `Who decided to use ${w('tech')} for ${w('purpose')}?`,
+  (w) => `Has ${w('company')} reported problems where ${w('symptom')}?`,
+  (w) => `When should I remind ${w('person')} about ${w('task')}?`,
+  (w) => `Who should I ask about ${w('topic')} while ${w('activity')}?`,
+  (w, n) => `What happened in incident #${n()} with the ${w('service')} service?`,
+];
+
+/** `count` distinct texts from the templates; the same seed gives the same texts. */
+export function makeTexts(count: number, seed: number, templates: readonly Template[]): string[] {
+  const random = mulberry32(seed);
+  const w = (k: keyof Words) => words[k][Math.floor(random() * words[k].length)]!;
+  const n = () => 100 + Math.floor(random() * 9900);
+  const texts = new Set<string>();
+  while (texts.size < count) texts.add(templates[Math.floor(random() * templates.length)]!(w, n));
+  return [...texts];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+/** Settings come from the environment like the service's, minus the backends this run chooses. */
+export function configFor(overrides: Record<string, string | undefined>) {
+  return loadConfig({ ...process.env, DATABASE_URL: undefined, REDIS_URL: undefined, LOG_LEVEL: 'warn', ...overrides });
+}
+
+/**
+ * Runs `fn` against a throwaway database `lattice_bench_*` on the server of `serverUrl` (and, when
+ * `redisUrl` is set, a throwaway queue prefix), then drops the database and deletes the prefix's keys.
+ */
+export async function withThrowawayPostgres<T>(
+  serverUrl: string,
+  redisUrl: string | undefined,
+  fn: (env: { databaseUrl: string; queuePrefix: string }) => Promise<T>,
+): Promise<T> {
+  const name = `lattice_bench_${randomBytes(6).toString('hex')}`;
+  const adminUrl = new URL(serverUrl);
+  adminUrl.pathname = '/postgres';
+  const benchUrl = new URL(serverUrl);
+  benchUrl.pathname = `/${name}`;
+  const queuePrefix = `lattice-bench-${randomBytes(6).toString('hex')}`;
+
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    progress(`[postgres] created database ${name}${redisUrl ? `, queue prefix ${queuePrefix}` : ''}`);
+    try {
+      return await fn({ databaseUrl: benchUrl.toString(), queuePrefix });
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      progress(`[postgres] dropped database ${name}`);
+      if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Removes what the run left in Redis (completed jobs are kept for an hour by default). */
+export async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
+    let deleted = 0;
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 500 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) deleted += await redis.del(...keys);
+    }
+    progress(`[redis] deleted ${deleted} key(s) under ${prefix}:`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Runs a benchmark's main. Every context is closed by the end, so the process should exit by itself.
+ * A guard: if sockets still hold it open (a connection some close() missed), say so and exit rather than hang.
+ */
+export function runBench(main: () => Promise<void>): void {
+  main()
+    .catch((error: unknown) => {
+      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    })
+    .finally(() => {
+      setTimeout(() => {
+        const open = process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP'));
+        if (open.length === 0) return;
+        progress(`note: ${open.length} socket(s) still open after every context closed (${open.join(', ')}); exiting explicitly`);
+        process.stdout.write('', () => process.exit());
+      }, 1000).unref();
+    });
+}
