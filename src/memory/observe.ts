@@ -102,10 +102,19 @@ export class MemoryObserver {
     for (const [i, { memory, created }] of results.entries()) {
       const slot = candidates[i]!.slot;
       if (!created || !slot) continue;
-      const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id, before: new Date(memory.validFrom) });
-      if (holders.length === 0) continue;
-      await this.memory.supersede(projectId, holders, memory.id);
-      supersededIds.push(...holders);
+      const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
+      const since = Date.parse(memory.validFrom);
+      const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
+      const later = holders.find((m) => m.validFrom.getTime() > since);
+      if (earlier.length > 0) {
+        await this.memory.supersede(projectId, earlier, memory.id);
+        supersededIds.push(...earlier);
+      }
+      // Learned late: a newer value is already known, so this one held only until that began.
+      if (later) {
+        await this.memory.supersede(projectId, [memory.id], later.id);
+        supersededIds.push(memory.id);
+      }
     }
     return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
   }

@@ -411,21 +411,18 @@ export async function readEmbedding(db: Queryable, projectId: string, id: string
   return value === null ? null : (pgvector.fromSql(value) as number[]);
 }
 
-/**
- * Live memories holding the same slot (a single-valued fact) for the same subject and scope, that
- * began to hold no later than `before`: the ones a new value of the slot supersedes.
- */
+/** Live memories holding the same slot (a single-valued fact) for the same subject and scope. */
 export async function findSlotHolders(
   db: Queryable,
   projectId: string,
-  q: { slot: string; scope: string; subject?: { kind: string; externalId: string }; excludeId: string; before: Date },
-): Promise<string[]> {
-  const result = await db.query<{ id: string }>(
-    `SELECT id FROM memories
+  q: { slot: string; scope: string; subject?: { kind: string; externalId: string }; excludeId: string },
+): Promise<{ id: string; validFrom: Date }[]> {
+  const result = await db.query<{ id: string; valid_from: Date }>(
+    `SELECT id, valid_from FROM memories
       WHERE project_id = $1 AND scope = $2 AND status IN ('pending', 'confirmed') AND metadata->>'slot' = $3 AND id <> $4
         AND coalesce(subject_kind, '') = coalesce($5, '') AND coalesce(subject_external_id, '') = coalesce($6, '')
-        AND valid_from <= $7::timestamptz`,
-    [projectId, q.scope, q.slot, q.excludeId, q.subject?.kind ?? null, q.subject?.externalId ?? null, q.before.toISOString()],
+      ORDER BY valid_from, id`,
+    [projectId, q.scope, q.slot, q.excludeId, q.subject?.kind ?? null, q.subject?.externalId ?? null],
   );
-  return result.rows.map((r) => r.id);
+  return result.rows.map((r) => ({ id: r.id, validFrom: new Date(r.valid_from) }));
 }

@@ -86,6 +86,16 @@ describe('observe', () => {
     expect(await search('2026-07-01T00:00:00Z')).toEqual([berlin.id]);
   });
 
+  it('closes a fact learned late: an older value observed after a newer one is superseded by it', async () => {
+    const newer = (await observe(a, { text: 'I work at Bosch.', userId: 'u-late', occurredAt: '2026-05-01T00:00:00.000Z' })).json().saved[0];
+    const older = (await observe(a, { text: 'I work at Siemens.', userId: 'u-late', occurredAt: '2025-01-01T00:00:00.000Z' })).json();
+    expect(older.supersededIds).toEqual([older.saved[0].id]);
+    const stored = (await h.call('GET', a.projectId, `/admin/memory/${older.saved[0].id}`)).json();
+    expect(stored).toMatchObject({ status: 'superseded', supersededById: newer.id, validTo: '2026-05-01T00:00:00.000Z' });
+    const asOf2025 = (await h.call('GET', a.projectId, '/admin/memory?subjectKind=user&subjectExternalId=u-late&asOf=2025-06-01T00:00:00Z')).json();
+    expect(asOf2025.map((m: { content: string }) => m.content)).toEqual(['I work at Siemens.']);
+  });
+
   it('does not let one subject supersede another', async () => {
     await observe(a, { text: 'I live in Oslo.', userId: 'u-oslo' });
     await observe(a, { text: 'I live in Rome.', userId: 'u-rome' });

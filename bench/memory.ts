@@ -1,0 +1,668 @@
+// Memory benchmark. Measures, and prints to stdout as one markdown table, on PGlite in memory and,
+// when DATABASE_URL is set, on Postgres (a throwaway lattice_bench_* database; with REDIS_URL also set,
+// the queue is BullMQ under a throwaway QUEUE_PREFIX):
+//   1. save throughput, memories/s: memory.saveMany in batches of 500 and of 1,000, and memory.save one
+//      at a time. Embedding runs behind (saveMany schedules the drain job); nothing waits for it.
+//   2. search latency p50/p95/p99 in one project of each BENCH_SIZES memories, split into the query
+//      embedding (queryEmbedder.embedQuery, uncached), the retrieval (search.search with the query's
+//      vector already cached) and the whole search (search.search on a fresh query). The corpus is
+//      realistic text with synthetic 512-d vectors clustered around 200 topic centroids (real
+//      embeddings of memory sentences, plus noise), written with insertMemories and writeEmbeddings
+//      (the HNSW index is maintained as rows are embedded), beside 49 small projects in the same table,
+//      then VACUUM ANALYZE. The path (exact scan or HNSW) is the one the service picks; each size at or
+//      under SEARCH_EXACT_SCAN_MAX_ROWS is also run forced through HNSW. For each path: the plan of the
+//      candidate query (EXPLAIN ANALYZE), the vector candidates' recall against an exact scan, and how
+//      many rows the OR-ed full-text query matches;
+//   3. observe latency (observer.extractAndSave) on distinct multi-sentence turns.
+// Progress goes to stderr.
+//
+// Run after a build (the pool loads dist/workers/index.js):
+//   npm run build && npx tsx bench/memory.ts
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npx tsx bench/memory.ts
+// Settings: BENCH_SIZES (default 10000,100000; on PGlite sizes above 10,000 run only with
+// BENCH_PGLITE_100K=1, since PGlite maintains the HNSW index in WASM, slowly), BENCH_SEARCHES (300),
+// BENCH_SAVE_MEMORIES (10000 per batch size), BENCH_SAVE_SINGLE (1000), BENCH_OBSERVES (200),
+// BENCH_EXPLAIN=1 (print every plan to stderr). Service settings (SEARCH_EXACT_SCAN_MAX_ROWS,
+// POOL_MAX_THREADS, ...) are read as the service reads them.
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { createContext, type AppContext } from '../src/context.js';
+import type { Db, Queryable } from '../src/platform/db.js';
+import { mapConcurrent } from '../src/platform/concurrency.js';
+import { createPgliteDb } from '../src/platform/db-pglite.js';
+import { newId } from '../src/platform/ids.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { MemoryType } from '../src/memory/schemas.js';
+import { MemorySearch } from '../src/memory/search.js';
+import { searchCandidates } from '../src/memory/search-store.js';
+import type { SaveInput } from '../src/memory/service.js';
+import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/store.js';
+import {
+  configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, runBench, sleep, summarise,
+  withThrowawayPostgres, words, type Template, type Words,
+} from './support.js';
+
+const positiveInt = (key: string, fallback: number): number => {
+  const value = Number(process.env[key] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
+  return value;
+};
+
+const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map((s) => {
+  const n = Number(s.trim());
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_SIZES: ${JSON.stringify(s)} is not a positive integer`);
+  return n;
+});
+const PGLITE_MAX_SIZE = 10_000;
+const PGLITE_100K = process.env.BENCH_PGLITE_100K === '1';
+const SEARCHES = positiveInt('BENCH_SEARCHES', 300);
+const SEARCH_WARMUP = 30;
+const SEARCH_LIMIT = 10;
+/** What MemorySearch asks the store for at limit 10: max(20, (limit + offset) * 4). */
+const CANDIDATES_K = 40;
+const RECALL_QUERIES = 50;
+const SAVE_MEMORIES = positiveInt('BENCH_SAVE_MEMORIES', 10_000);
+const SAVE_BATCHES = [500, 1000];
+const SAVE_SINGLE = positiveInt('BENCH_SAVE_SINGLE', 1000);
+const OBSERVES = positiveInt('BENCH_OBSERVES', 200);
+const OBSERVE_WARMUP = 10;
+const OTHER_PROJECTS = 49;
+const TOPICS = 200;
+/** Per-dimension noise around a topic centroid: about 0.8 in norm, so a row is ~0.75 cosine from its centroid. */
+const NOISE = 0.8 / Math.sqrt(512);
+const LOAD_BATCH = 1000;
+const EXPLAIN = process.env.BENCH_EXPLAIN === '1';
+
+const TARGET_SAVE_PER_SECOND = 2000;
+const TARGET_RETRIEVAL_P95_MS = 25;
+const TARGET_SEARCH_P95_MS = 60;
+const TARGET_SIZE = 100_000;
+
+const log = createLogger('warn');
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+interface Row {
+  measure: string;
+  setup: string;
+  n?: number;
+  p50?: number;
+  p95?: number;
+  p99?: number;
+  result?: string;
+  target?: string;
+}
+const rows: Row[] = [];
+const notes: string[] = [];
+
+function printTable(): void {
+  const header = ['Measure', 'Setup', 'n', 'p50', 'p95', 'p99', 'Result', 'Target (Postgres)'];
+  const cells = rows.map((r) => [
+    r.measure,
+    r.setup,
+    r.n === undefined ? '–' : r.n.toLocaleString('en-US'),
+    r.p50 === undefined ? '–' : ms(r.p50),
+    r.p95 === undefined ? '–' : ms(r.p95),
+    r.p99 === undefined ? '–' : ms(r.p99),
+    r.result ?? '–',
+    r.target ?? '–',
+  ]);
+  process.stdout.write(`${markdownTable(header, cells, 2)}\n`);
+}
+
+const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
+const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
+const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
+
+interface Run {
+  ctx: AppContext;
+  /** Setup column: backend and queue. */
+  setup: string;
+  postgres: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Texts
+
+/** More question shapes than the shared ones, so thousands of distinct queries stay varied. */
+const moreQueryTemplates: Template[] = [
+  (w) => `Does ${w('person')} like ${w('preference')} for ${w('activity')}?`,
+  (w) => `What did ${w('person')} and ${w('person')} agree on in the ${w('day')} meeting?`,
+  (w) => `What HTTP error does the ${w('service')} API return when ${w('cause')}?`,
+  (w, n) => `Is ticket ${w('service').toUpperCase()}-${n()} still blocked by ${w('company')}?`,
+  (w) => `What does ${w('person')} dislike about ${w('dislike')}?`,
+  (w) => `Which version did ${w('company')} upgrade to before ${w('symptom')}?`,
+  (w) => `How did we fix the ${w('service')} outage when ${w('cause')}?`,
+  (w) => `What is ${w('person')} responsible for besides ${w('topic')}?`,
+];
+const allQueryTemplates = [...queryTemplates, ...moreQueryTemplates];
+
+/** Hands out distinct query texts, never the same twice in a run (the query cache must miss). */
+class QuerySource {
+  private readonly texts: string[];
+  private next = 0;
+  constructor(count: number, seed: number) {
+    this.texts = makeTexts(count, seed, allQueryTemplates);
+  }
+  take(count: number): string[] {
+    if (this.next + count > this.texts.length) throw new Error('the query source ran out of distinct queries');
+    const out = this.texts.slice(this.next, this.next + count);
+    this.next += count;
+    return out;
+  }
+}
+
+const cities = ['Berlin', 'Lisbon', 'Toronto', 'Austin', 'Melbourne', 'Osaka', 'Nairobi', 'Dublin', 'Lyon', 'Seattle', 'Porto', 'Kraków'];
+const roles = ['a product designer', 'a data engineer', 'a pediatric nurse', 'a project manager', 'an accountant', 'a high-school teacher', 'a backend developer', 'a UX researcher'];
+const foods = ['Thai food', 'sushi', 'Italian food', 'spicy ramen', 'Ethiopian food', 'dim sum', 'tacos'];
+const drinks = ['oat milk in my coffee', 'green tea in the afternoon', 'sparkling water', 'decaf after lunch', 'black coffee'];
+const allergens = ['peanuts', 'shellfish', 'penicillin', 'cats', 'pollen', 'gluten'];
+const pets = ['a golden retriever called Biscuit', 'two cats named Miso and Tofu', 'a parrot called Kiwi', 'a rescue greyhound called Pepper'];
+const hobbies = ['bouldering', 'sourdough baking', 'trail running', 'playing the cello', 'birdwatching', 'chess', 'woodworking'];
+const months = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const fillers = ['ok thanks!', 'lol.', 'Hope your day is going well.', 'Anyway.', 'Sounds good.', 'haha yes.', 'Good morning!'];
+
+const pickFrom = (random: () => number) => <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+
+/** Distinct user turns of two to four sentences: facts, preferences, plans, events, corrections, some filler. */
+function makeTurns(count: number, seed: number): string[] {
+  const random = mulberry32(seed);
+  const pick = pickFrom(random);
+  const w = (k: keyof Words) => pick(words[k]);
+  const sentences: (() => string)[] = [
+    () => `I live in ${pick(cities)} and I work as ${pick(roles)}.`,
+    () => `Actually I moved to ${pick(cities)} last ${pick(months)}.`,
+    () => `I'm allergic to ${pick(allergens)}, so please keep that in mind.`,
+    () => `I prefer ${pick(drinks)}.`,
+    () => `I really love ${pick(foods)}, especially on ${w('day')}.`,
+    () => `We have ${pick(pets)}.`,
+    () => `I've been doing ${pick(hobbies)} for ${2 + Math.floor(random() * 15)} years.`,
+    () => `My manager is ${w('person')} and I report to them every ${w('day')}.`,
+    () => `I need to finish ${w('task')} before ${pick(months)} ${1 + Math.floor(random() * 28)}.`,
+    () => `Please always give me ${w('preference')} when I ask about ${w('topic')}.`,
+    () => `I hate ${w('dislike')}.`,
+    () => `Last ${w('day')} the ${w('service')} deploy failed because ${w('cause')}.`,
+    () => `Our team decided to ${w('action')} next quarter.`,
+    () => `My sister ${w('person')} is visiting from ${pick(cities)} in ${pick(months)}.`,
+    () => `I usually go ${pick(hobbies)} ${w('when')}.`,
+    () => pick(fillers),
+  ];
+  const turns = new Set<string>();
+  while (turns.size < count) {
+    const parts = Array.from({ length: 2 + Math.floor(random() * 3) }, () => pick(sentences)());
+    turns.add(parts.join(' '));
+  }
+  return [...turns];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synthetic vectors: clustered around real topic embeddings, deterministic.
+
+function gaussian(random: () => number): () => number {
+  let spare: number | undefined;
+  return () => {
+    if (spare !== undefined) {
+      const value = spare;
+      spare = undefined;
+      return value;
+    }
+    const u = random() || Number.MIN_VALUE;
+    const v = random();
+    const r = Math.sqrt(-2 * Math.log(u));
+    spare = r * Math.sin(2 * Math.PI * v);
+    return r * Math.cos(2 * Math.PI * v);
+  };
+}
+
+function clusteredVector(centroid: Float32Array, normal: () => number): Float32Array {
+  const v = new Float32Array(centroid.length);
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) {
+    v[i] = centroid[i]! + NOISE * normal();
+    sum += v[i]! * v[i]!;
+  }
+  const norm = Math.sqrt(sum);
+  for (let i = 0; i < v.length; i++) v[i]! /= norm;
+  return v;
+}
+
+const CORPUS_TYPES: MemoryType[] = ['fact', 'fact', 'fact', 'preference', 'preference', 'event', 'decision', 'observation', 'procedure', 'rule'];
+
+async function loadProject(
+  run: Run,
+  projectId: string,
+  count: number,
+  seed: number,
+  centroids: readonly Float32Array[],
+  onProgress?: (done: number, elapsedMs: number) => void,
+): Promise<void> {
+  const { ctx } = run;
+  await ctx.tenancy.createProject(projectId, { name: `Memory benchmark, ${count} memories` });
+  const texts = makeTexts(count, seed, memoryTemplates);
+  const random = mulberry32(seed ^ 0x5eed);
+  const normal = gaussian(random);
+  const now = Date.now();
+  const batches: NewMemory[][] = [];
+  for (let i = 0; i < count; i += LOAD_BATCH) {
+    batches.push(
+      texts.slice(i, i + LOAD_BATCH).map((content) => ({
+        id: newId('mem'),
+        projectId,
+        content,
+        type: CORPUS_TYPES[Math.floor(random() * CORPUS_TYPES.length)]!,
+        importance: 1 + Math.floor(random() * 10),
+        validFrom: new Date(now - random() * 365 * 86_400_000),
+      })),
+    );
+  }
+  // Vectors per batch, made when the batch is written, so 100k of them never sit in memory at once.
+  const topicOf = (i: number) => centroids[Math.floor(mulberry32(seed * 7919 + i)() * centroids.length)]!;
+  let done = 0;
+  const start = performance.now();
+  await mapConcurrent(batches, run.postgres ? 2 : 1, async (batch, b) => {
+    const inserted = await insertMemories(ctx.db, batch);
+    if (inserted.length !== batch.length) throw new Error(`inserted ${inserted.length} of ${batch.length} rows into ${projectId}`);
+    const vectors = batch.map((row, i) => ({ id: row.id, vector: clusteredVector(topicOf(b * LOAD_BATCH + i), normal) }));
+    const written = await writeEmbeddings(ctx.db, projectId, 'synthetic-512', vectors);
+    if (written !== batch.length) throw new Error(`embedded ${written} of ${batch.length} rows of ${projectId}`);
+    done += batch.length;
+    onProgress?.(done, performance.now() - start);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+/** Starts the pool threads (model load) and embeds the topic centroids. */
+async function topicCentroids(run: Run): Promise<Float32Array[]> {
+  const start = performance.now();
+  const texts = makeTexts(TOPICS, 4242, memoryTemplates);
+  const vectors = await run.ctx.embedder.embed(texts);
+  if (vectors.length !== TOPICS || vectors.some((v) => v.length !== 512)) {
+    throw new Error(`the embedder returned ${vectors.length} vector(s) of ${vectors[0]?.length ?? '-'} dimensions; expected ${TOPICS} of 512`);
+  }
+  progress(`[${run.setup}] embedded ${TOPICS} topic centroids (and started the pool) in ${seconds(performance.now() - start)}`);
+  return vectors.map((v) => Float32Array.from(v));
+}
+
+async function deleteProjectRows(ctx: AppContext, projectId: string): Promise<void> {
+  await ctx.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
+}
+
+async function benchSave(run: Run): Promise<void> {
+  const { ctx, setup } = run;
+  const types: MemoryType[] = ['fact', 'preference', 'event', 'decision', 'procedure'];
+  const inputsFor = (count: number, seed: number): SaveInput[] =>
+    makeTexts(count, seed, memoryTemplates).map((content, i) => ({
+      content,
+      type: types[i % types.length],
+      importance: 1 + (i % 10),
+      category: i % 3 === 0 ? 'engineering' : undefined,
+      metadata: { source: 'bench', sequence: i },
+    }));
+  const finish = async (projectId: string, measure: string, count: number, elapsed: number, targeted: boolean) => {
+    const { rows: counted } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [projectId]);
+    if (counted[0]!.n !== count) throw new Error(`${projectId} holds ${counted[0]!.n} memories; expected ${count}`);
+    const value = perSecond(count, elapsed);
+    rows.push({
+      measure,
+      setup,
+      n: count,
+      result: `${thousands(value)} memories/s (${seconds(elapsed)})`,
+      target: run.postgres && targeted ? check(value >= TARGET_SAVE_PER_SECOND, `≥ ${thousands(TARGET_SAVE_PER_SECOND)}/s`) : undefined,
+    });
+    // The drain jobs scheduled by these saves find nothing once the rows are gone, so the embedding
+    // of one measurement does not run into the next.
+    await deleteProjectRows(ctx, projectId);
+    await sleep(2000);
+  };
+
+  for (const [i, batchSize] of SAVE_BATCHES.entries()) {
+    const projectId = `bench-save-${batchSize}`;
+    await ctx.tenancy.createProject(projectId);
+    const inputs = inputsFor(SAVE_MEMORIES, 100 + i);
+    await ctx.memory.saveMany(projectId, inputsFor(50, 900 + i)); // warm-up: plans, connections
+    await deleteProjectRows(ctx, projectId);
+    progress(`[${setup}] saveMany: ${SAVE_MEMORIES} memories in batches of ${batchSize}`);
+    const start = performance.now();
+    for (let offset = 0; offset < inputs.length; offset += batchSize) {
+      const results = await ctx.memory.saveMany(projectId, inputs.slice(offset, offset + batchSize));
+      if (results.some((r) => !r.created)) throw new Error('a distinct memory was answered as a replay');
+    }
+    await finish(projectId, `save: saveMany, batches of ${batchSize.toLocaleString('en-US')}`, SAVE_MEMORIES, performance.now() - start, true);
+  }
+
+  const projectId = 'bench-save-single';
+  await ctx.tenancy.createProject(projectId);
+  const inputs = inputsFor(SAVE_SINGLE, 200);
+  for (const input of inputsFor(50, 901)) await ctx.memory.save(projectId, input);
+  await deleteProjectRows(ctx, projectId);
+  progress(`[${setup}] save: ${SAVE_SINGLE} memories one at a time`);
+  const samples: number[] = [];
+  const start = performance.now();
+  for (const input of inputs) {
+    const t0 = performance.now();
+    const result = await ctx.memory.save(projectId, input);
+    samples.push(performance.now() - t0);
+    if (!result.created) throw new Error('a distinct memory was answered as a replay');
+  }
+  const elapsed = performance.now() - start;
+  const s = summarise(samples);
+  await finish(projectId, 'save: save(), one at a time', SAVE_SINGLE, elapsed, false);
+  Object.assign(rows.at(-1)!, { p50: s.p50, p95: s.p95, p99: s.p99 });
+}
+
+/** A Db that remembers the statements sent through it, to EXPLAIN the candidate query as it ran. */
+function recordingDb(db: Db): { db: Db; statements: { sql: string; params?: readonly unknown[] }[] } {
+  const statements: { sql: string; params?: readonly unknown[] }[] = [];
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params) => {
+      statements.push({ sql, params });
+      return q.query(sql, params);
+    },
+    exec: (sql) => {
+      statements.push({ sql });
+      return q.exec(sql);
+    },
+  });
+  return {
+    statements,
+    db: {
+      kind: db.kind,
+      ...wrap(db),
+      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+      withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
+      close: () => db.close(),
+    },
+  };
+}
+
+/** EXPLAIN ANALYZE of the candidate query exactly as the service ran it (same settings, same parameters). */
+async function explainCandidateQuery(run: Run, exactScanMaxRows: number, projectId: string, query: string) {
+  const recorder = recordingDb(run.ctx.db);
+  const probe = new MemorySearch(recorder.db, run.ctx.queryEmbedder, run.ctx.log, exactScanMaxRows);
+  await probe.search(projectId, { query, limit: SEARCH_LIMIT });
+  const candidate = recorder.statements.find((s) => s.sql.trimStart().startsWith('WITH'));
+  if (!candidate) throw new Error('the candidate query was not seen');
+  const settings = recorder.statements.filter((s) => s.params === undefined && s.sql.includes('SET LOCAL')).map((s) => s.sql);
+  const plan = await run.ctx.db.transaction(async (tx) => {
+    for (const sql of settings) await tx.exec(sql);
+    const result = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${candidate.sql}`, candidate.params);
+    return result.rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+  const usesHnsw = /memories_embedding_hnsw/.test(plan);
+  const executionMs = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
+  return { plan, settings, usesHnsw, executionMs };
+}
+
+/** Rows the OR-ed full-text query matches in the project (the expression of search-store.ts). */
+async function textMatches(ctx: AppContext, projectId: string, query: string): Promise<number> {
+  const result = await ctx.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM memories m
+      WHERE m.project_id = $1 AND m.status IN ('pending', 'confirmed')
+        AND m.fts @@ replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery`,
+    [projectId, query],
+  );
+  return result.rows[0]!.n;
+}
+
+interface SearchPath {
+  label: string;
+  search: MemorySearch;
+  exactScanMaxRows: number;
+}
+
+async function benchSearch(run: Run, size: number, projectId: string, path: SearchPath, queries: QuerySource): Promise<void> {
+  const { ctx, setup } = run;
+  const { rows: counted } = await ctx.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NOT NULL',
+    [projectId],
+  );
+  const embedded = counted[0]!.n;
+  const exact = embedded <= path.exactScanMaxRows;
+  const pathName = exact ? 'exact scan' : 'HNSW';
+  const name = `search @${size >= 1000 ? `${size / 1000}k` : size}, ${pathName}${path.label}`;
+  const shortResults: number[] = [];
+  const searchOnce = async (query: string) => {
+    const hits = await path.search.search(projectId, { query, limit: SEARCH_LIMIT });
+    if (hits.length < SEARCH_LIMIT) shortResults.push(hits.length);
+  };
+
+  progress(`[${setup}] ${name}: warm-up (${SEARCH_WARMUP} searches)`);
+  for (const q of queries.take(SEARCH_WARMUP)) await searchOnce(q);
+
+  // Split: the query's embedding (a cache miss), then the search with that vector cached.
+  const embedSamples: number[] = [];
+  const retrievalSamples: number[] = [];
+  const splitQueries = queries.take(SEARCHES);
+  for (const [i, q] of splitQueries.entries()) {
+    const t0 = performance.now();
+    await ctx.queryEmbedder.embedQuery(q);
+    const t1 = performance.now();
+    await searchOnce(q);
+    const t2 = performance.now();
+    embedSamples.push(t1 - t0);
+    retrievalSamples.push(t2 - t1);
+    if ((i + 1) % 100 === 0) progress(`[${setup}] ${name}: embedding + retrieval ${i + 1}/${SEARCHES}`);
+  }
+  // Whole: fresh queries, embedding included, as a client sees it.
+  const wholeSamples: number[] = [];
+  for (const [i, q] of queries.take(SEARCHES).entries()) {
+    const t0 = performance.now();
+    await searchOnce(q);
+    wholeSamples.push(performance.now() - t0);
+    if ((i + 1) % 100 === 0) progress(`[${setup}] ${name}: whole search ${i + 1}/${SEARCHES}`);
+  }
+
+  const targeted = run.postgres && size === TARGET_SIZE;
+  const e = summarise(embedSamples);
+  const r = summarise(retrievalSamples);
+  const w = summarise(wholeSamples);
+  const short = shortResults.length === 0 ? `${SEARCH_LIMIT} hits every time` : `${shortResults.length} search(es) with fewer than ${SEARCH_LIMIT} hits`;
+  rows.push({ measure: `${name}: query embedding (uncached)`, setup, n: e.n, p50: e.p50, p95: e.p95, p99: e.p99 });
+  rows.push({
+    measure: `${name}: retrieval (query vector cached)`,
+    setup,
+    n: r.n,
+    p50: r.p50,
+    p95: r.p95,
+    p99: r.p99,
+    result: short,
+    target: targeted ? check(r.p95 < TARGET_RETRIEVAL_P95_MS, `p95 < ${TARGET_RETRIEVAL_P95_MS} ms`) : undefined,
+  });
+  rows.push({
+    measure: `${name}: whole search`,
+    setup,
+    n: w.n,
+    p50: w.p50,
+    p95: w.p95,
+    p99: w.p99,
+    target: targeted ? check(w.p95 < TARGET_SEARCH_P95_MS, `p95 < ${TARGET_SEARCH_P95_MS} ms`) : undefined,
+  });
+
+  // Diagnostics: the plan as run, the vector candidates' recall, the full-text matches.
+  const explained = await explainCandidateQuery(run, path.exactScanMaxRows, projectId, splitQueries[0]!);
+  if (EXPLAIN) progress(`[${setup}] ${name}: ${explained.settings.join('; ') || 'no session settings'}\n${explained.plan}`);
+  const matches: number[] = [];
+  let overlap = 0;
+  let expected = 0;
+  for (const q of splitQueries.slice(0, RECALL_QUERIES)) {
+    matches.push(await textMatches(ctx, projectId, q));
+    if (exact) continue;
+    const vector = await ctx.queryEmbedder.embedQuery(q);
+    const base = { projectId, filter: { liveOnly: true }, vector, k: CANDIDATES_K };
+    const truth = new Set((await searchCandidates(ctx.db, { ...base, exact: true })).map((c) => c.memory.id));
+    const found = await searchCandidates(ctx.db, { ...base, exact: false });
+    overlap += found.filter((c) => truth.has(c.memory.id)).length;
+    expected += truth.size;
+  }
+  const m = summarise(matches);
+  const parts = [
+    exact ? 'exact scan (btree on the project, then distance)' : explained.usesHnsw ? 'HNSW index scan' : '⚠ HNSW path but the plan does not use the HNSW index',
+    `EXPLAIN ANALYZE ${ms(explained.executionMs)}`,
+    `full-text matches per query: median ${thousands(m.p50)} (${((100 * m.p50) / embedded).toFixed(0)}% of the project), p95 ${thousands(m.p95)}`,
+  ];
+  if (!exact) parts.push(`vector recall@${CANDIDATES_K} vs exact: ${((100 * overlap) / Math.max(1, expected)).toFixed(1)}%`);
+  rows.push({ measure: `${name}: plan and candidates`, setup, n: embedded, result: parts.join('; ') });
+}
+
+async function benchObserve(run: Run): Promise<void> {
+  const { ctx, setup } = run;
+  const projectId = 'bench-observe';
+  await ctx.tenancy.createProject(projectId);
+  const turns = makeTurns(OBSERVE_WARMUP + OBSERVES, 77);
+  const users = 20;
+  for (const [i, text] of turns.slice(0, OBSERVE_WARMUP).entries()) await ctx.observer.extractAndSave(projectId, { text, userId: `warm-${i}` });
+  progress(`[${setup}] observe: ${OBSERVES} turns`);
+  const samples: number[] = [];
+  let saved = 0;
+  let candidates = 0;
+  let superseded = 0;
+  for (const [i, text] of turns.slice(OBSERVE_WARMUP).entries()) {
+    const t0 = performance.now();
+    const result = await ctx.observer.extractAndSave(projectId, { text, userId: `user-${i % users}`, sessionId: `session-${i % 50}` });
+    samples.push(performance.now() - t0);
+    saved += result.saved.length;
+    candidates += result.candidateCount;
+    superseded += result.supersededIds.length;
+    if ((i + 1) % 50 === 0) progress(`[${setup}] observe ${i + 1}/${OBSERVES}`);
+  }
+  const s = summarise(samples);
+  rows.push({
+    measure: 'observe: extractAndSave, 2–4 sentence turns',
+    setup,
+    n: s.n,
+    p50: s.p50,
+    p95: s.p95,
+    p99: s.p99,
+    result: `${(saved / OBSERVES).toFixed(2)} saved and ${(candidates / OBSERVES).toFixed(2)} statements per turn; ${superseded} superseded in all`,
+  });
+  await deleteProjectRows(ctx, projectId);
+}
+
+async function benchAll(run: Run, sizes: number[]): Promise<void> {
+  const { ctx, setup } = run;
+  const centroids = await topicCentroids(run);
+
+  // The shared table: one project per size, 49 small ones.
+  let otherRows = 0;
+  for (let i = 1; i <= OTHER_PROJECTS; i++) {
+    const count = 1 + ((i * 7) % 12);
+    await loadProject(run, `bench-small-${i}`, count, 5000 + i, centroids);
+    otherRows += count;
+  }
+  for (const size of sizes) {
+    const projectId = `bench-${size}`;
+    progress(`[${setup}] loading ${thousands(size)} memories into ${projectId}`);
+    let lastReport = 0;
+    const start = performance.now();
+    await loadProject(run, projectId, size, size, centroids, (done, elapsed) => {
+      if (done - lastReport >= 10_000 || done === size) {
+        lastReport = done;
+        progress(`[${setup}] ${projectId}: ${thousands(done)}/${thousands(size)} rows (${thousands(perSecond(done, elapsed))}/s, ${seconds(elapsed)})`);
+      }
+    });
+    const elapsed = performance.now() - start;
+    rows.push({
+      measure: `corpus: insertMemories + writeEmbeddings (HNSW kept up), ${thousands(size)} rows`,
+      setup,
+      n: size,
+      result: `${thousands(perSecond(size, elapsed))} rows/s (${seconds(elapsed)})`,
+    });
+  }
+  progress(`[${setup}] VACUUM ANALYZE memories`);
+  const vacuumStart = performance.now();
+  await ctx.db.exec('VACUUM ANALYZE memories');
+  const { rows: sizeRows } = await ctx.db.query<{ total: number; hnsw: string; heap: string }>(
+    `SELECT (SELECT count(*)::int FROM memories) AS total,
+            pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
+            pg_size_pretty(pg_table_size('memories')) AS heap`,
+  );
+  rows.push({
+    measure: 'corpus: VACUUM ANALYZE memories',
+    setup,
+    n: sizeRows[0]!.total,
+    result: `${seconds(performance.now() - vacuumStart)}; ${OTHER_PROJECTS} other projects hold ${otherRows} rows; table ${sizeRows[0]!.heap}, HNSW index ${sizeRows[0]!.hnsw}`,
+  });
+
+  await benchSave(run);
+
+  const queries = new QuerySource(sizes.length * 2 * (SEARCH_WARMUP + 2 * SEARCHES) + 10, 31337);
+  const forced: SearchPath = { label: ' (forced: SEARCH_EXACT_SCAN_MAX_ROWS=0)', search: new MemorySearch(ctx.db, ctx.queryEmbedder, ctx.log, 0), exactScanMaxRows: 0 };
+  const configured: SearchPath = { label: '', search: ctx.search, exactScanMaxRows: ctx.config.searchExactScanMaxRows };
+  for (const size of sizes) {
+    await benchSearch(run, size, `bench-${size}`, configured, queries);
+    if (size <= ctx.config.searchExactScanMaxRows) await benchSearch(run, size, `bench-${size}`, forced, queries);
+  }
+
+  await benchObserve(run);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+function describe(ctx: AppContext, backend: string): string {
+  return `${backend}, ${ctx.queue.kind} queue`;
+}
+
+async function runPglite(): Promise<void> {
+  const sizes = SIZES.filter((size) => size <= PGLITE_MAX_SIZE || PGLITE_100K);
+  const skipped = SIZES.filter((size) => !sizes.includes(size));
+  if (skipped.length > 0) {
+    notes.push(
+      `PGlite ran ${sizes.map(thousands).join(', ') || 'no'} memories only: it maintains the HNSW index in WASM, slowly, so sizes above ` +
+        `${thousands(PGLITE_MAX_SIZE)} (${skipped.map(thousands).join(', ')}) run on PGlite only with BENCH_PGLITE_100K=1.`,
+    );
+  }
+  const db = await createPgliteDb();
+  const ctx = await createContext(configFor({}), { log, db });
+  try {
+    await ctx.startConsumers();
+    await benchAll({ ctx, setup: describe(ctx, 'PGlite (memory)'), postgres: false }, sizes);
+  } finally {
+    await ctx.close();
+    await db.close();
+  }
+}
+
+async function runPostgres(serverUrl: string, redisUrl: string | undefined): Promise<void> {
+  await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
+    const ctx = await createContext(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
+    try {
+      await ctx.startConsumers();
+      const { rows: version } = await ctx.db.query<{ pg: string; vector: string }>(
+        `SELECT current_setting('server_version') AS pg, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
+      );
+      notes.push(`Postgres ${version[0]!.pg}, pgvector ${version[0]!.vector}.`);
+      await benchAll({ ctx, setup: describe(ctx, 'Postgres'), postgres: true }, SIZES);
+    } finally {
+      await ctx.close();
+    }
+  });
+}
+
+async function main(): Promise<void> {
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  try {
+    await runPglite();
+    if (process.env.DATABASE_URL) await runPostgres(process.env.DATABASE_URL, process.env.REDIS_URL);
+    else progress('DATABASE_URL is not set: skipping the Postgres run');
+  } finally {
+    // On failure, still print what was measured.
+    if (rows.length > 0) {
+      const config = configFor({});
+      process.stdout.write(
+        `\nMemory benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}; ` +
+          `SEARCH_EXACT_SCAN_MAX_ROWS=${config.searchExactScanMaxRows}, ${config.poolMaxThreads} pool thread(s), search limit ${SEARCH_LIMIT}, ` +
+          `${SEARCHES} searches per measure after ${SEARCH_WARMUP} warm-up.\n`,
+      );
+      for (const note of notes) process.stdout.write(`${note}\n`);
+      process.stdout.write('\n');
+      printTable();
+    }
+  }
+}
+
+runBench(main);
