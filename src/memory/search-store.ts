@@ -6,6 +6,8 @@ import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type Mem
 import type { Memory } from './schemas.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
+/** Full-text matches ranked per search, at most. */
+const TEXT_SCAN_CAP = 1000;
 
 export interface CandidateQuery {
   projectId: string;
@@ -42,8 +44,14 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const vec = q.vector ? where.param(pgvector.toSql(Array.from(q.vector))) : undefined;
   const text = q.text ? where.param(q.text) : undefined;
   const k = where.param(q.k);
-  // Any of the query's words (OR), so natural-language questions match; ts_rank_cd rewards more of them.
-  const tsquery = text ? `replace(plainto_tsquery('english', ${text})::text, '&', '|')::tsquery` : undefined;
+  // A small project matches any of the query's words (OR), so natural-language questions find
+  // their facts, and ts_rank_cd rewards more of them. A large one needs all of them (AND): there
+  // the vector list carries recall, and common words would match much of the project.
+  const tsquery = text
+    ? q.exact
+      ? `replace(plainto_tsquery('english', ${text})::text, '&', '|')::tsquery`
+      : `plainto_tsquery('english', ${text})`
+    : undefined;
   const parts: string[] = [];
   if (vec) {
     // `+ 0` keeps the planner off the HNSW index for the exact scan.
@@ -54,9 +62,10 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
       ) m)`);
   }
   if (tsquery) {
+    // Ranking costs a heap visit per match: rank at most TEXT_SCAN_CAP matching rows.
     parts.push(`txt AS (
       SELECT m.id, row_number() OVER (ORDER BY ts_rank_cd(m.fts, ${tsquery}, 32) DESC, m.id) AS text_rank
-        FROM memories m WHERE ${where.sql} AND m.fts @@ ${tsquery}
+        FROM (SELECT m.id, m.fts FROM memories m WHERE ${where.sql} AND m.fts @@ ${tsquery} LIMIT ${TEXT_SCAN_CAP}) m
        ORDER BY ts_rank_cd(m.fts, ${tsquery}, 32) DESC, m.id LIMIT ${k})`);
   }
   if (parts.length === 0) return [];

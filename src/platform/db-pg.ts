@@ -30,6 +30,9 @@ export function createPgDb(options: PgDbOptions): Db {
     max: options.max ?? 10,
     connectionTimeoutMillis: 5000,
     statement_timeout: options.statementTimeoutMs ?? 60_000,
+    // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
+    // (it fires on the inflated costs of planner steering such as enable_sort = off).
+    options: '-c jit=off',
   });
   // An idle client that errors (server restart) must not crash the process; the next query fails
   // with a connection error that maps to 503.
