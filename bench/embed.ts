@@ -52,7 +52,7 @@ const rows: Row[] = [];
 function printTable(): void {
   const header = ['Measure', 'Setup', 'n', 'p50', 'p95', 'p99', 'Throughput'];
   const cells = rows.map((r) => [r.measure, r.setup, String(r.n), r.p50 ?? '–', r.p95 ?? '–', r.p99 ?? '–', r.rate ?? '–']);
-  process.stdout.write(`${markdownTable(header, cells, 2)}\n`);
+  process.stdout.write(`${markdownTable(header, cells, (i) => i >= 2)}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------

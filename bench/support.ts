@@ -48,11 +48,11 @@ export function rate(count: number, elapsedMs: number, unit: string): string {
   return `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ${unit}/s (${(elapsedMs / 1000).toFixed(2)} s)`;
 }
 
-/** A markdown table; columns from `rightFrom` on are right-aligned. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightFrom: number): string {
+/** A markdown table; `right(i)` says whether column i is right-aligned (numbers). */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: (column: number) => boolean): string {
   return [
     `| ${header.join(' | ')} |`,
-    `| ${header.map((_, i) => (i >= rightFrom ? '--:' : '---')).join(' | ')} |`,
+    `| ${header.map((_, i) => (right(i) ? '--:' : '---')).join(' | ')} |`,
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
 }
@@ -152,17 +152,33 @@ export async function withThrowawayPostgres<T>(
 
   const admin = new pg.Client({ connectionString: adminUrl.toString() });
   await admin.connect();
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = () =>
+    (cleaned ??= (async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      progress(`[postgres] dropped database ${name}`);
+      if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);
+    })());
+  // Interrupted (Ctrl-C, a timeout): still drop the database and the keys, then exit.
+  const onSignal = (signal: NodeJS.Signals) => {
+    progress(`[postgres] ${signal}: cleaning up before exiting`);
+    cleanUp()
+      .catch((error: unknown) => progress(`[postgres] cleanup failed: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await admin.query(`CREATE DATABASE ${name}`);
     progress(`[postgres] created database ${name}${redisUrl ? `, queue prefix ${queuePrefix}` : ''}`);
     try {
       return await fn({ databaseUrl: benchUrl.toString(), queuePrefix });
     } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      progress(`[postgres] dropped database ${name}`);
-      if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);
+      await cleanUp();
     }
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await admin.end();
   }
 }
