@@ -13,7 +13,7 @@
 //      VACUUM ANALYZE. The path (exact scan or HNSW) is the one the service picks; each size at or under
 //      SEARCH_EXACT_SCAN_MAX_ROWS is also run forced through HNSW. For each path: the plan of the
 //      candidate query (EXPLAIN ANALYZE), how much of the exact top 10 the HNSW vector candidates hold,
-//      and how many rows the OR-ed full-text query matches;
+//      and how many rows the full-text query matches with any (OR) and with all (AND) of its words;
 //   3. observe latency (observer.extractAndSave) on distinct multi-sentence turns.
 // Progress goes to stderr.
 //
@@ -23,7 +23,7 @@
 // Settings: BENCH_SIZES (default 10000,100000; on PGlite sizes above 10,000 run only with
 // BENCH_PGLITE_100K=1, since PGlite maintains the HNSW index in WASM, slowly), BENCH_SEARCHES (300),
 // BENCH_SAVE_MEMORIES (10000 per batch size), BENCH_SAVE_SINGLE (1000), BENCH_OBSERVES (200),
-// BENCH_EXPLAIN=1 (print every plan to stderr). Service settings (SEARCH_EXACT_SCAN_MAX_ROWS,
+// BENCH_EXPLAIN=1 (print every plan to stderr), BENCH_SKIP_PGLITE=1 (Postgres only). Service settings (SEARCH_EXACT_SCAN_MAX_ROWS,
 // POOL_MAX_THREADS, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -412,15 +412,17 @@ async function explainCandidateQuery(run: Run, exactScanMaxRows: number, project
   return { plan, settings, usesHnsw, executionMs, jitMs };
 }
 
-/** Rows the OR-ed full-text query matches in the project (the expression of search-store.ts). */
-async function textMatches(ctx: AppContext, projectId: string, query: string): Promise<number> {
-  const result = await ctx.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM memories m
+/** Live rows of the project that match any (OR) and all (AND) of the query's words: what full-text ranking has to visit. */
+async function textMatches(ctx: AppContext, projectId: string, query: string): Promise<{ any: number; all: number }> {
+  const result = await ctx.db.query<{ any: number; all: number }>(
+    `SELECT count(*) FILTER (WHERE m.fts @@ replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery)::int AS any,
+            count(*) FILTER (WHERE m.fts @@ plainto_tsquery('english', $2))::int AS all
+       FROM memories m
       WHERE m.project_id = $1 AND m.status IN ('pending', 'confirmed')
         AND m.fts @@ replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery`,
     [projectId, query],
   );
-  return result.rows[0]!.n;
+  return result.rows[0]!;
 }
 
 interface SearchPath {
@@ -500,11 +502,14 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
   // Diagnostics: the plan as run, the vector candidates' recall, the full-text matches.
   const explained = await explainCandidateQuery(run, path.exactScanMaxRows, projectId, splitQueries[0]!);
   if (EXPLAIN) progress(`[${setup}] ${name}: ${explained.settings.join('; ') || 'no session settings'}\n${explained.plan}`);
-  const matches: number[] = [];
+  const anyWord: number[] = [];
+  const allWords: number[] = [];
   let top10Found = 0;
   let top10Total = 0;
   for (const q of splitQueries.slice(0, RECALL_QUERIES)) {
-    matches.push(await textMatches(ctx, projectId, q));
+    const counted = await textMatches(ctx, projectId, q);
+    anyWord.push(counted.any);
+    allWords.push(counted.all);
     if (exact) continue;
     // The vector candidates alone (no text), through HNSW as the service runs it and by exact scan.
     const vector = await ctx.queryEmbedder.embedQuery(q);
@@ -514,11 +519,14 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
     top10Found += truth.filter((c) => found.has(c.memory.id)).length;
     top10Total += truth.length;
   }
-  const m = summarise(matches);
+  const any = summarise(anyWord);
+  const all = summarise(allWords);
+  const share = (n: number) => `${((100 * n) / embedded).toFixed(n === 0 || n / embedded >= 0.01 ? 0 : 1)}%`;
   const parts = [
     exact ? 'exact scan (btree on the project, then distance)' : explained.usesHnsw ? 'HNSW index scan' : '⚠ HNSW path but the plan does not use the HNSW index',
     `EXPLAIN ANALYZE ${ms(explained.executionMs)}${explained.jitMs > 0 ? ` (of which JIT ${ms(explained.jitMs)})` : ''}`,
-    `full-text matches per query: median ${thousands(m.p50)} (${((100 * m.p50) / embedded).toFixed(0)}% of the project), p95 ${thousands(m.p95)}`,
+    `full-text matches per query, median (p95): any word ${thousands(any.p50)} = ${share(any.p50)} (${thousands(any.p95)}), ` +
+      `all words ${thousands(all.p50)} (${thousands(all.p95)})`,
   ];
   if (!exact) {
     parts.push(`the HNSW ${CANDIDATES_K} vector candidates hold ${((100 * top10Found) / Math.max(1, top10Total)).toFixed(1)}% of the exact top ${SEARCH_LIMIT}`);
