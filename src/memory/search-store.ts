@@ -47,6 +47,9 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   // A small project matches any of the query's words (OR), so natural-language questions find
   // their facts, and ts_rank_cd rewards more of them. A large one needs all of them (AND): there
   // the vector list carries recall, and common words would match much of the project.
+  // The lexical part of every candidate's relevance is scored with any of the words, whichever
+  // list found it, so large projects (all-words candidates) still get a keyword signal.
+  const anyWords = text ? `replace(plainto_tsquery('english', ${text})::text, '&', '|')::tsquery` : undefined;
   const tsquery = text
     ? q.exact
       ? `replace(plainto_tsquery('english', ${text})::text, '&', '|')::tsquery`
@@ -73,7 +76,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const sql = `WITH ${parts.join(', ')}, ids AS (${ids})
     SELECT ${MEMORY_COLUMNS},
            ${vec ? `CASE WHEN m.embedding IS NULL THEN NULL ELSE 1 - (m.embedding <=> ${vec}::vector) END` : 'NULL::float8'} AS cosine,
-           ${tsquery ? `ts_rank_cd(m.fts, ${tsquery}, 32)` : '0::real'} AS lexical,
+           ${anyWords ? `ts_rank_cd(m.fts, ${anyWords}, 32)` : '0::real'} AS lexical,
            ${vec ? '(SELECT vector_rank FROM vec WHERE vec.id = m.id)' : 'NULL::bigint'} AS vector_rank,
            ${tsquery ? '(SELECT text_rank FROM txt WHERE txt.id = m.id)' : 'NULL::bigint'} AS text_rank
       FROM memories m JOIN ids ON ids.id = m.id
@@ -86,7 +89,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
         // order rather than sorting the project's rows), and with pgvector 0.8's iterative scan keep
         // walking until enough rows pass the project filter.
         await tx.exec(
-          `SET LOCAL enable_sort = off; SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(40, q.k * 2))}`,
+          `SET LOCAL enable_sort = off; SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(400, q.k * 2))}`,
         );
         return run(tx);
       });
