@@ -14,12 +14,11 @@
 // (POOL_MAX_THREADS, WORKER_CONCURRENCY, EMBEDDING_PROVIDER, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createContext, type AppContext } from '../src/context.js';
+import type { AppContext } from '../src/context.js';
 import { countEmbedded, insertMemories, type NewMemory } from '../src/memory/store.js';
-import { createPgliteDb } from '../src/platform/db-pglite.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
-import { configFor, makeTexts, markdownTable, memoryTemplates, ms, progress, queryTemplates, rate, runBench, summarise, withThrowawayPostgres } from './support.js';
+import { makeTexts, markdownTable, memoryTemplates, ms, progress, queryTemplates, rate, runBench, summarise, withPgliteContext, withPostgresContext } from './support.js';
 
 const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 2000);
 const BACKFILL_BATCH = 500;
@@ -154,36 +153,17 @@ async function benchPool(ctx: AppContext, setup: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-function describe(ctx: AppContext, backend: string): string {
-  return `${backend}, ${ctx.queue.kind} queue`;
-}
-
 async function runPglite(): Promise<void> {
-  const db = await createPgliteDb();
-  const ctx = await createContext(configFor({}), { log, db });
-  try {
-    await ctx.startConsumers();
-    const setup = describe(ctx, 'PGlite (memory)');
+  await withPgliteContext(log, async (ctx, setup) => {
     await benchBackfill(ctx, setup);
     const workerSetup = `${ctx.embedder.model}, ${ctx.config.poolMaxThreads} pool thread(s)`;
     await benchQueryLatency(ctx, workerSetup);
     await benchPool(ctx, workerSetup);
-  } finally {
-    await ctx.close();
-    await db.close();
-  }
+  });
 }
 
 async function runPostgres(serverUrl: string, redisUrl: string | undefined): Promise<void> {
-  await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
-    const ctx = await createContext(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
-    try {
-      await ctx.startConsumers();
-      await benchBackfill(ctx, describe(ctx, 'Postgres'));
-    } finally {
-      await ctx.close();
-    }
-  });
+  await withPostgresContext(serverUrl, redisUrl, log, (ctx, setup) => benchBackfill(ctx, setup));
 }
 
 async function main(): Promise<void> {

@@ -27,10 +27,9 @@
 // POOL_MAX_THREADS, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createContext, type AppContext } from '../src/context.js';
+import type { AppContext } from '../src/context.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
-import { createPgliteDb } from '../src/platform/db-pglite.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { MemoryType } from '../src/memory/schemas.js';
@@ -40,7 +39,7 @@ import type { SaveInput } from '../src/memory/service.js';
 import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/store.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, runBench, sleep, summarise,
-  withThrowawayPostgres, words, type Template, type Words,
+  withPgliteContext, withPostgresContext, words, type Template, type Words,
 } from './support.js';
 
 const positiveInt = (key: string, fallback: number): number => {
@@ -629,10 +628,6 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-function describe(ctx: AppContext, backend: string): string {
-  return `${backend}, ${ctx.queue.kind} queue`;
-}
-
 async function runPglite(): Promise<void> {
   const sizes = SIZES.filter((size) => size <= PGLITE_MAX_SIZE || PGLITE_100K);
   const skipped = SIZES.filter((size) => !sizes.includes(size));
@@ -642,30 +637,16 @@ async function runPglite(): Promise<void> {
         `${thousands(PGLITE_MAX_SIZE)} (${skipped.map(thousands).join(', ')}) run on PGlite only with BENCH_PGLITE_100K=1.`,
     );
   }
-  const db = await createPgliteDb();
-  const ctx = await createContext(configFor({}), { log, db });
-  try {
-    await ctx.startConsumers();
-    await benchAll({ ctx, setup: describe(ctx, 'PGlite (memory)'), postgres: false }, sizes);
-  } finally {
-    await ctx.close();
-    await db.close();
-  }
+  await withPgliteContext(log, (ctx, setup) => benchAll({ ctx, setup, postgres: false }, sizes));
 }
 
 async function runPostgres(serverUrl: string, redisUrl: string | undefined): Promise<void> {
-  await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
-    const ctx = await createContext(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
-    try {
-      await ctx.startConsumers();
-      const { rows: version } = await ctx.db.query<{ pg: string; vector: string }>(
-        `SELECT current_setting('server_version') AS pg, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
-      );
-      notes.push(`Postgres ${version[0]!.pg}, pgvector ${version[0]!.vector}.`);
-      await benchAll({ ctx, setup: describe(ctx, 'Postgres'), postgres: true }, SIZES);
-    } finally {
-      await ctx.close();
-    }
+  await withPostgresContext(serverUrl, redisUrl, log, async (ctx, setup) => {
+    const { rows: version } = await ctx.db.query<{ pg: string; vector: string }>(
+      `SELECT current_setting('server_version') AS pg, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
+    );
+    notes.push(`Postgres ${version[0]!.pg}, pgvector ${version[0]!.vector}.`);
+    await benchAll({ ctx, setup, postgres: true }, SIZES);
   });
 }
 

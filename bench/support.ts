@@ -3,7 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../src/config.js';
+import { createContext, type AppContext } from '../src/context.js';
+import { createPgliteDb } from '../src/platform/db-pglite.js';
 
 export const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -215,4 +218,41 @@ export function runBench(main: () => Promise<void>): void {
         process.stdout.write('', () => process.exit());
       }, 1000).unref();
     });
+}
+
+/**
+ * Runs `fn` with a started context on the embedded default (PGlite in memory, in-process queue),
+ * then closes it. `setup` names the backend for the table.
+ */
+export async function withPgliteContext(
+  log: FastifyBaseLogger,
+  fn: (ctx: AppContext, setup: string) => Promise<void>,
+): Promise<void> {
+  const db = await createPgliteDb();
+  const ctx = await createContext(configFor({}), { log, db });
+  try {
+    await ctx.startConsumers();
+    await fn(ctx, `PGlite (memory), ${ctx.queue.kind} queue`);
+  } finally {
+    await ctx.close();
+    await db.close();
+  }
+}
+
+/** The same on a throwaway Postgres database (and Redis prefix, when REDIS_URL is given). */
+export async function withPostgresContext(
+  serverUrl: string,
+  redisUrl: string | undefined,
+  log: FastifyBaseLogger,
+  fn: (ctx: AppContext, setup: string) => Promise<void>,
+): Promise<void> {
+  await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
+    const ctx = await createContext(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
+    try {
+      await ctx.startConsumers();
+      await fn(ctx, `Postgres, ${ctx.queue.kind} queue`);
+    } finally {
+      await ctx.close();
+    }
+  });
 }

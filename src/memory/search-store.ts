@@ -101,12 +101,3 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
     textRank: row.text_rank === null ? null : Number(row.text_rank),
   }));
 }
-
-/** Embedded rows of a project: decides exact scan or HNSW. */
-export async function countEmbeddedRows(db: Queryable, projectId: string): Promise<number> {
-  const result = await db.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NOT NULL',
-    [projectId],
-  );
-  return result.rows[0]!.n;
-}

@@ -9,8 +9,8 @@ import type { Db } from '../platform/db.js';
 import { AppError } from '../platform/errors.js';
 import { explainScore, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import type { Memory, MemoryScope, MemoryType } from './schemas.js';
-import { countEmbeddedRows, searchCandidates } from './search-store.js';
-import type { MemoryFilter } from './store.js';
+import { searchCandidates } from './search-store.js';
+import { countEmbedded, type MemoryFilter } from './store.js';
 
 const MAX_CANDIDATES = 200;
 
@@ -106,7 +106,7 @@ export class MemorySearch {
   private async embeddedRows(projectId: string): Promise<number> {
     const cached = this.sizes.get(projectId);
     if (cached !== undefined) return cached;
-    const n = await countEmbeddedRows(this.db, projectId);
+    const n = (await countEmbedded(this.db, projectId)).embedded;
     this.sizes.set(projectId, n);
     return n;
   }
