@@ -10,6 +10,9 @@ import { searchRoutes } from './memory/search-routes.js';
 import { curationRoutes } from './memory/curation-routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { observeRoutes } from './memory/observe-routes.js';
+import { alertRoutes } from './alerts/routes.js';
+import { eventRoutes } from './events/routes.js';
+import { typedRoutes } from './typed/routes.js';
 import projectAuth, { bearerToken } from './platform/auth.js';
 import errorHandler from './platform/error-handler.js';
 import { RateLimitError } from './platform/errors.js';
@@ -73,6 +76,9 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       await scope.register(searchRoutes, { search: ctx.search });
       await scope.register(curationRoutes, { curation: ctx.curation });
       await scope.register(observeRoutes, { observer: ctx.observer });
+      await scope.register(typedRoutes, { typed: ctx.typed });
+      await scope.register(eventRoutes, { events: ctx.events });
+      await scope.register(alertRoutes, { alerts: ctx.alerts });
       await scope.register(mcpRoutes, {
         services: { memory: ctx.memory, search: ctx.search, tenancy: ctx.tenancy, observe: (projectId, input) => ctx.observer.observe(projectId, input) },
       });

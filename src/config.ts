@@ -42,6 +42,14 @@ export interface Config {
   readonly associativeRecall: boolean;
   /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
   readonly observeAsync: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on private, loopback and link-local addresses. */
+  readonly webhookAllowPrivateTargets: boolean;
+  /** One webhook attempt, connect to response. */
+  readonly webhookTimeoutMs: number;
+  /** Attempts per webhook delivery in all, the synchronous one included. */
+  readonly webhookMaxAttempts: number;
+  /** Backoff before the second attempt; doubles each time (with jitter, capped at an hour). */
+  readonly webhookRetryBaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +179,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
+    webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
+    webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
+    webhookRetryBaseMs: r.int('WEBHOOK_RETRY_BASE_MS', 10_000, 10, 3_600_000),
   };
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);

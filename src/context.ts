@@ -18,6 +18,9 @@ import { checkHandlers } from './platform/queue.js';
 import { BullQueue } from './platform/queue-bullmq.js';
 import { InProcessQueue } from './platform/queue-inprocess.js';
 import { TenancyService } from './tenancy/service.js';
+import { AlertService } from './alerts/service.js';
+import { EventLog } from './events/service.js';
+import { TypedService } from './typed/service.js';
 
 export interface AppContext {
   config: Config;
@@ -32,6 +35,9 @@ export interface AppContext {
   search: MemorySearch;
   curation: MemoryCuration;
   observer: MemoryObserver;
+  alerts: AlertService;
+  events: EventLog;
+  typed: TypedService;
   /** Starts consuming jobs in this process. */
   startConsumers(): Promise<void>;
   close(): Promise<void>;
@@ -88,7 +94,21 @@ export async function createContext(config: Config, options: ContextOptions): Pr
   const search = new MemorySearch(db, queryEmbedder, log, config.searchExactScanMaxRows);
   const curation = new MemoryCuration(db, pool, queue);
   const observer = new MemoryObserver(db, memory, queue, config);
-  const handlers = jobHandlers({ memory, curation, observer });
+  const alerts = new AlertService(
+    db,
+    queue,
+    memory,
+    {
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts,
+      retryBaseMs: config.webhookRetryBaseMs,
+    },
+    log,
+  );
+  const events = new EventLog(db, alerts);
+  const typed = new TypedService(db, queue, tenancy, events, log);
+  const handlers = jobHandlers({ memory, curation, observer, typed, alerts });
   checkHandlers(JOB_NAMES, handlers);
 
   let closed = false;
@@ -105,9 +125,14 @@ export async function createContext(config: Config, options: ContextOptions): Pr
     search,
     curation,
     observer,
+    alerts,
+    events,
+    typed,
     async startConsumers() {
       await queue.startConsumers(handlers);
       await registerSchedules(queue);
+      // Batches queued before a restart are ingested now rather than at the first sweep.
+      await typed.sweepQueued(0).catch((error: unknown) => log.warn({ err: error }, 'typed ingest sweep at start failed'));
     },
     async close() {
       if (closed) return;

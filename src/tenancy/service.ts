@@ -179,6 +179,12 @@ export class TenancyService {
     }
   }
 
+  /** Gives back units consumed for work that then failed, so a failed write costs nothing. */
+  async refund(principal: Principal, meter: Meter, amount: number, now = new Date()): Promise<void> {
+    if (amount <= 0) return;
+    await store.consumeMeter(this.db, principal.projectId, meter, monthStart(now), -amount, Infinity);
+  }
+
   usage(projectId: string, meter: Meter, now = new Date()): Promise<number> {
     return store.meterUsage(this.db, projectId, meter, monthStart(now));
   }

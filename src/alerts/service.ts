@@ -1,0 +1,280 @@
+// Alert rules: CRUD with the active-triggers ceiling, evaluation inside event emission (in the
+// emitter's transaction), and delivery to channels after commit: a synchronous first attempt with
+// a short timeout for single emits, then retries with backoff through the queue.
+import type { FastifyBaseLogger } from 'fastify';
+import type { LoggedEvent } from '../events/schemas.js';
+import type { AppQueue } from '../jobs.js';
+import type { MemoryService } from '../memory/service.js';
+import { mapConcurrent } from '../platform/concurrency.js';
+import type { Db, Queryable } from '../platform/db.js';
+import { AppError, NotFoundError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { backoffDelay } from '../platform/queue.js';
+import { admitFire, dedupeKeyFor, isThrottled, renderTemplate, ruleMatches } from './match.js';
+import type { Channel, CreateRuleBody, DeliveryResult, Fire, PatchRuleBody, Rule } from './schemas.js';
+import * as store from './store.js';
+import { checkWebhookTarget, generateWebhookSecret, sendWebhook, type WebhookPolicy } from './webhook.js';
+
+/** Fires listed per rule. */
+export const FIRES_LISTED = 100;
+const MAX_RETRY_DELAY_MS = 3_600_000;
+
+export interface AlertSettings extends WebhookPolicy {
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+/** The number of enabled rules may not pass the plan's active-triggers ceiling. Not retryable: 403. */
+export class ActiveTriggersExceededError extends AppError {
+  readonly code = 'QUOTA_EXCEEDED';
+  readonly statusCode = 403;
+  constructor(limit: number) {
+    super(`This project may have at most ${limit} enabled alert rules (active-triggers on its plan). Disable or delete a rule, or upgrade the plan.`, {
+      quota: 'active-triggers',
+      limit,
+    });
+  }
+}
+
+/** A fire recorded in the emitter's transaction, to be delivered once it commits. */
+export interface PendingFire {
+  fireId: string;
+  rule: Rule;
+  event: LoggedEvent;
+}
+
+export type DispatchMode = 'sync' | 'queued';
+
+export interface DeliverPayload {
+  projectId: string;
+  fireId: string;
+  channel: number;
+  attempt: number;
+}
+
+export class AlertService {
+  constructor(
+    private readonly db: Db,
+    private readonly queue: AppQueue,
+    private readonly memory: MemoryService,
+    private readonly settings: AlertSettings,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  // ---- rules ----------------------------------------------------------------------------------
+
+  async create(projectId: string, body: CreateRuleBody, activeLimit: number): Promise<Rule> {
+    const notify = await this.prepareChannels(body.notify);
+    const fields: store.RuleFields = {
+      name: body.name,
+      description: body.description ?? null,
+      enabled: body.enabled ?? true,
+      trigger: body.trigger,
+      filter: body.filter ?? null,
+      notify,
+      throttle: body.throttle ?? null,
+    };
+    return this.db.transaction(async (tx) => {
+      if (fields.enabled) await this.assertRoom(tx, projectId, activeLimit);
+      return store.insertRule(tx, newId('alr'), projectId, fields);
+    });
+  }
+
+  list(projectId: string): Promise<Rule[]> {
+    return store.listRules(this.db, projectId);
+  }
+
+  async get(projectId: string, id: string): Promise<Rule> {
+    const rule = await store.getRule(this.db, projectId, id);
+    if (!rule) throw new NotFoundError(`alert rule ${id} not found`);
+    return rule;
+  }
+
+  /** Changes the given fields; description, filter and throttle may be null to clear them. */
+  async patch(projectId: string, id: string, body: PatchRuleBody, activeLimit: number): Promise<Rule> {
+    const notify = body.notify === undefined ? undefined : await this.prepareChannels(body.notify);
+    return this.db.transaction(async (tx) => {
+      await store.lockProjectRules(tx, projectId);
+      const current = await store.getRule(tx, projectId, id, true);
+      if (!current) throw new NotFoundError(`alert rule ${id} not found`);
+      const fields: store.RuleFields = {
+        name: body.name ?? current.name,
+        description: body.description === undefined ? current.description : body.description,
+        enabled: body.enabled ?? current.enabled,
+        trigger: body.trigger ?? current.trigger,
+        filter: body.filter === undefined ? current.filter : body.filter,
+        notify: notify ?? current.notify,
+        throttle: body.throttle === undefined ? current.throttle : body.throttle,
+      };
+      if (fields.enabled && !current.enabled) await this.assertRoom(tx, projectId, activeLimit, id);
+      return (await store.updateRule(tx, projectId, id, fields))!;
+    });
+  }
+
+  async delete(projectId: string, id: string): Promise<void> {
+    if (!(await store.deleteRule(this.db, projectId, id))) throw new NotFoundError(`alert rule ${id} not found`);
+  }
+
+  async fires(projectId: string, id: string): Promise<Fire[]> {
+    await this.get(projectId, id);
+    return store.listFires(this.db, projectId, id, FIRES_LISTED);
+  }
+
+  private async assertRoom(tx: Queryable, projectId: string, limit: number, exceptId?: string): Promise<void> {
+    await store.lockProjectRules(tx, projectId);
+    if (!Number.isFinite(limit)) return;
+    if ((await store.countEnabled(tx, projectId, exceptId)) >= limit) throw new ActiveTriggersExceededError(limit);
+  }
+
+  /** Refuses unsafe webhook targets and gives every webhook a signing secret. */
+  private async prepareChannels(channels: readonly Channel[]): Promise<Channel[]> {
+    return Promise.all(
+      channels.map(async (channel) => {
+        if (channel.kind !== 'webhook') return channel;
+        await checkWebhookTarget(channel.url, this.settings);
+        return { ...channel, secret: channel.secret ?? generateWebhookSecret() };
+      }),
+    );
+  }
+
+  // ---- evaluation -----------------------------------------------------------------------------
+
+  /**
+   * Matches the events against the project's enabled rules, applies throttles and records the
+   * fires, inside the caller's transaction (after the events were appended).
+   */
+  async evaluate(tx: Queryable, projectId: string, events: readonly LoggedEvent[]): Promise<PendingFire[]> {
+    if (events.length === 0) return [];
+    const rules = await store.listRules(tx, projectId, { enabledOnly: true });
+    if (rules.length === 0) return [];
+    const candidates = events.flatMap((event) => rules.filter((rule) => ruleMatches(rule, event)).map((rule) => ({ rule, event, dedupeKey: dedupeKeyFor(rule, event) })));
+    if (candidates.length === 0) return [];
+
+    const throttledKeys = [...new Set(candidates.filter((c) => isThrottled(c.rule.throttle)).map((c) => c.dedupeKey))];
+    const windowMinutes = Math.max(0, ...candidates.map((c) => c.rule.throttle?.cooldownMinutes ?? 0));
+    const { now, history } = await store.throttleHistory(tx, projectId, throttledKeys, windowMinutes);
+
+    const fires: (store.NewFire & PendingFire)[] = [];
+    for (const { rule, event, dedupeKey } of candidates) {
+      if (isThrottled(rule.throttle)) {
+        const entry = history.get(dedupeKey) ?? { lastHour: 0, lastFiredAt: null };
+        history.set(dedupeKey, entry);
+        if (!admitFire(rule.throttle, entry, now)) continue;
+      }
+      const fireId = newId('fire');
+      fires.push({
+        id: fireId,
+        fireId,
+        rule,
+        event,
+        ruleId: rule.id,
+        eventId: event.id,
+        subjectKind: event.subject?.kind ?? null,
+        subjectExternalId: event.subject?.externalId ?? null,
+        dedupeKey,
+        deliveryResults: rule.notify.map((channel) => ({ channel: channel.kind, ok: false, pending: true, attempts: 0 })),
+      });
+    }
+    await store.insertFires(tx, projectId, fires);
+    return fires.map(({ fireId, rule, event }) => ({ fireId, rule, event }));
+  }
+
+  // ---- delivery -------------------------------------------------------------------------------
+
+  /**
+   * After the fires committed: 'sync' tries every channel now (webhooks bounded by their timeout)
+   * and queues retries; 'queued' hands every channel to the queue (bulk ingest).
+   */
+  async dispatch(projectId: string, fires: readonly PendingFire[], mode: DispatchMode): Promise<void> {
+    const deliveries = fires.flatMap((fire) => fire.rule.notify.map((_channel, channel) => ({ fire, channel })));
+    if (mode === 'queued') {
+      await mapConcurrent(deliveries, 16, ({ fire, channel }) =>
+        this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1, jobId: `deliver.${fire.fireId}.${channel}.1` }),
+      );
+      return;
+    }
+    await mapConcurrent(deliveries, 32, async ({ fire, channel }) => {
+      try {
+        await this.attempt(projectId, fire, channel, 1);
+      } catch (error) {
+        // The fire is recorded; a failure here (say, the database blinked) is retried by a job.
+        this.log.warn({ err: error, fireId: fire.fireId, channel }, 'alert delivery failed; queued for retry');
+        await this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1 }).catch(() => {});
+      }
+    });
+  }
+
+  /** The job: one attempt at one channel of one fire. */
+  async deliver(payload: DeliverPayload): Promise<{ delivered: boolean }> {
+    const fire = await store.getFire(this.db, payload.projectId, payload.fireId);
+    if (!fire) return { delivered: false }; // the rule (and so the fire) was deleted
+    const current = fire.deliveryResults[payload.channel];
+    if (current?.ok) return { delivered: true };
+    const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
+    const [event] = fire.eventId === null ? [] : await (await import('../events/store.js')).getEvents(this.db, payload.projectId, [fire.eventId]);
+    if (!rule || !event) return { delivered: false };
+    return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
+  }
+
+  private async attempt(projectId: string, fire: PendingFire, index: number, attempt: number, previousAttempts = 0): Promise<boolean> {
+    const channel = fire.rule.notify[index];
+    if (!channel) return false;
+    const attempts = previousAttempts + 1;
+    const at = new Date();
+    let result: DeliveryResult;
+    if (channel.kind === 'memory') {
+      const saved = await this.memory.save(projectId, {
+        content: renderTemplate(channel.writeAs.content, { event: fire.event, rule: fire.rule }),
+        type: 'event',
+        scope: channel.writeAs.scope,
+        importance: channel.writeAs.importance ?? 5,
+        source: 'alert',
+        ...(fire.event.subject ? { subject: fire.event.subject } : {}),
+        metadata: { alertRuleId: fire.rule.id, alertFireId: fire.fireId, eventId: fire.event.id, eventType: fire.event.eventType },
+      });
+      result = { channel: 'memory', ok: true, pending: false, attempts, memoryId: saved.memory.id, lastAttemptAt: at.toISOString() };
+    } else {
+      const outcome = await sendWebhook({ url: channel.url, secret: channel.secret! }, { id: `${fire.fireId}.${index}`, body: webhookBody(fire) }, this.settings, at);
+      const retry = !outcome.ok && !outcome.gone && attempt < this.settings.maxAttempts;
+      const delayMs = retry
+        ? Math.min(MAX_RETRY_DELAY_MS, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.settings.retryBaseMs, MAX_RETRY_DELAY_MS)))
+        : 0;
+      result = {
+        channel: 'webhook',
+        ok: outcome.ok,
+        pending: retry,
+        attempts,
+        ...(outcome.statusCode === undefined ? {} : { statusCode: outcome.statusCode }),
+        ...(outcome.ok ? {} : { error: outcome.gone ? `${outcome.error ?? 'HTTP 410'}: the receiver is gone; rule disabled` : (outcome.error ?? 'failed') }),
+        lastAttemptAt: at.toISOString(),
+        ...(retry ? { nextAttemptAt: new Date(at.getTime() + delayMs).toISOString() } : {}),
+      };
+      if (outcome.gone) await store.disableRule(this.db, projectId, fire.rule.id);
+      await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
+      if (retry) {
+        await this.queue.enqueue(
+          'alerts.deliver',
+          { projectId, fireId: fire.fireId, channel: index, attempt: attempt + 1 },
+          { attempts: 1, delayMs, jobId: `deliver.${fire.fireId}.${index}.${attempt + 1}` },
+        );
+      }
+      return outcome.ok;
+    }
+    await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
+    return true;
+  }
+}
+
+/** The webhook body (Standard Webhooks envelope). */
+export function webhookBody(fire: PendingFire): string {
+  return JSON.stringify({
+    type: 'alert.fired',
+    timestamp: new Date().toISOString(),
+    data: {
+      fireId: fire.fireId,
+      alertRuleId: fire.rule.id,
+      ruleName: fire.rule.name,
+      event: fire.event,
+    },
+  });
+}

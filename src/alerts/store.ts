@@ -1,0 +1,201 @@
+// SQL for alert rules and fires.
+import type { Queryable } from '../platform/db.js';
+import type { ThrottleHistory } from './match.js';
+import type { Channel, DeliveryResult, Filter, Fire, Rule, Throttle, Trigger } from './schemas.js';
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+interface RuleRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  enabled: boolean;
+  trigger: Trigger;
+  filter: Filter | null;
+  notify: Channel[];
+  throttle: Throttle | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toRule(row: RuleRow): Rule {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    description: row.description,
+    enabled: row.enabled,
+    trigger: row.trigger,
+    filter: row.filter,
+    notify: row.notify,
+    throttle: row.throttle,
+    created: iso(row.created_at),
+    updated: iso(row.updated_at),
+  };
+}
+
+export type RuleFields = Omit<Rule, 'id' | 'projectId' | 'created' | 'updated'>;
+
+/** Serialises rule writes of one project (the active-triggers count) until the transaction ends. */
+export async function lockProjectRules(db: Queryable, projectId: string): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('alert-rules:' || $1, 0))`, [projectId]);
+}
+
+export async function countEnabled(db: Queryable, projectId: string, exceptId?: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM alert_rules WHERE project_id = $1 AND enabled AND id IS DISTINCT FROM $2',
+    [projectId, exceptId ?? null],
+  );
+  return rows[0]!.n;
+}
+
+export async function insertRule(db: Queryable, id: string, projectId: string, fields: RuleFields): Promise<Rule> {
+  const { rows } = await db.query<RuleRow>(
+    `INSERT INTO alert_rules (id, project_id, name, description, enabled, trigger, filter, notify, throttle)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb) RETURNING *`,
+    [id, projectId, fields.name, fields.description, fields.enabled, JSON.stringify(fields.trigger), json(fields.filter), JSON.stringify(fields.notify), json(fields.throttle)],
+  );
+  return toRule(rows[0]!);
+}
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+export async function updateRule(db: Queryable, projectId: string, id: string, fields: RuleFields): Promise<Rule | undefined> {
+  const { rows } = await db.query<RuleRow>(
+    `UPDATE alert_rules SET name = $3, description = $4, enabled = $5, trigger = $6::jsonb, filter = $7::jsonb, notify = $8::jsonb,
+       throttle = $9::jsonb, updated_at = now()
+     WHERE project_id = $1 AND id = $2 RETURNING *`,
+    [projectId, id, fields.name, fields.description, fields.enabled, JSON.stringify(fields.trigger), json(fields.filter), JSON.stringify(fields.notify), json(fields.throttle)],
+  );
+  return rows[0] && toRule(rows[0]);
+}
+
+export async function disableRule(db: Queryable, projectId: string, id: string): Promise<void> {
+  await db.query('UPDATE alert_rules SET enabled = false, updated_at = now() WHERE project_id = $1 AND id = $2', [projectId, id]);
+}
+
+export async function getRule(db: Queryable, projectId: string, id: string, forUpdate = false): Promise<Rule | undefined> {
+  const { rows } = await db.query<RuleRow>(`SELECT * FROM alert_rules WHERE project_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [projectId, id]);
+  return rows[0] && toRule(rows[0]);
+}
+
+export async function listRules(db: Queryable, projectId: string, options: { enabledOnly?: boolean } = {}): Promise<Rule[]> {
+  const { rows } = await db.query<RuleRow>(
+    `SELECT * FROM alert_rules WHERE project_id = $1${options.enabledOnly ? ' AND enabled' : ''} ORDER BY created_at, id`,
+    [projectId],
+  );
+  return rows.map(toRule);
+}
+
+/** Deletes the rule; its fires go with it (foreign key cascade). */
+export async function deleteRule(db: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('DELETE FROM alert_rules WHERE project_id = $1 AND id = $2', [projectId, id]);
+  return rowCount > 0;
+}
+
+/**
+ * Locks the throttle keys (sorted, so concurrent emits cannot deadlock) and answers their history
+ * and the transaction's `now`, which is also every new fire's firedAt.
+ */
+export async function throttleHistory(
+  db: Queryable,
+  projectId: string,
+  dedupeKeys: readonly string[],
+  windowMinutes: number,
+): Promise<{ now: number; history: Map<string, ThrottleHistory> }> {
+  if (dedupeKeys.length > 0) {
+    await db.query(
+      `SELECT pg_advisory_xact_lock(h) FROM (
+         SELECT DISTINCT hashtextextended($1 || ':' || k, 0) AS h FROM unnest($2::text[]) AS k ORDER BY h
+       ) AS keys`,
+      [projectId, dedupeKeys],
+    );
+  }
+  const { rows } = await db.query<{ dedupe_key: string | null; last_hour: number; last_fired_at: Date | null; now: Date }>(
+    `SELECT f.dedupe_key, count(*) FILTER (WHERE f.fired_at > now() - interval '1 hour')::int AS last_hour, max(f.fired_at) AS last_fired_at, now() AS now
+     FROM (SELECT 1) AS one
+     LEFT JOIN alert_fires f ON f.project_id = $1 AND f.dedupe_key = ANY($2::text[])
+       AND f.fired_at > now() - greatest(interval '1 hour', $3::float8 * interval '1 minute')
+     GROUP BY f.dedupe_key`,
+    [projectId, dedupeKeys, windowMinutes],
+  );
+  const history = new Map<string, ThrottleHistory>();
+  for (const row of rows) {
+    if (row.dedupe_key !== null) history.set(row.dedupe_key, { lastHour: row.last_hour, lastFiredAt: row.last_fired_at && new Date(row.last_fired_at).getTime() });
+  }
+  return { now: new Date(rows[0]!.now).getTime(), history };
+}
+
+export interface NewFire {
+  id: string;
+  ruleId: string;
+  eventId: string;
+  subjectKind: string | null;
+  subjectExternalId: string | null;
+  dedupeKey: string;
+  deliveryResults: DeliveryResult[];
+}
+
+export async function insertFires(db: Queryable, projectId: string, fires: readonly NewFire[]): Promise<void> {
+  if (fires.length === 0) return;
+  const col = <T>(f: (x: NewFire) => T) => fires.map(f);
+  await db.query(
+    `INSERT INTO alert_fires (id, project_id, alert_rule_id, event_id, subject_kind, subject_external_id, dedupe_key, delivery_results)
+     SELECT f.id, $1, f.rule_id, f.event_id, f.subject_kind, f.subject_external_id, f.dedupe_key, f.results::jsonb
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+       AS f(id, rule_id, event_id, subject_kind, subject_external_id, dedupe_key, results)`,
+    [
+      projectId,
+      col((f) => f.id),
+      col((f) => f.ruleId),
+      col((f) => f.eventId),
+      col((f) => f.subjectKind),
+      col((f) => f.subjectExternalId),
+      col((f) => f.dedupeKey),
+      col((f) => JSON.stringify(f.deliveryResults)),
+    ],
+  );
+}
+
+interface FireRow {
+  id: string;
+  alert_rule_id: string;
+  event_id: string | null;
+  dedupe_key: string;
+  delivery_results: DeliveryResult[];
+  fired_at: Date;
+}
+
+function toFire(row: FireRow): Fire {
+  return {
+    id: row.id,
+    alertRuleId: row.alert_rule_id,
+    eventId: row.event_id,
+    dedupeKey: row.dedupe_key,
+    deliveryResults: row.delivery_results,
+    firedAt: iso(row.fired_at),
+  };
+}
+
+/** The rule's latest fires, newest first. */
+export async function listFires(db: Queryable, projectId: string, ruleId: string, limit: number): Promise<Fire[]> {
+  const { rows } = await db.query<FireRow>(
+    'SELECT * FROM alert_fires WHERE project_id = $1 AND alert_rule_id = $2 ORDER BY fired_at DESC, id DESC LIMIT $3',
+    [projectId, ruleId, limit],
+  );
+  return rows.map(toFire);
+}
+
+export async function getFire(db: Queryable, projectId: string, id: string): Promise<Fire | undefined> {
+  const { rows } = await db.query<FireRow>('SELECT * FROM alert_fires WHERE project_id = $1 AND id = $2', [projectId, id]);
+  return rows[0] && toFire(rows[0]);
+}
+
+/** Replaces the result of one channel of a fire, leaving the others (written concurrently) alone. */
+export async function setDeliveryResult(db: Queryable, projectId: string, fireId: string, channel: number, result: DeliveryResult): Promise<void> {
+  await db.query(
+    `UPDATE alert_fires SET delivery_results = jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb) WHERE project_id = $1 AND id = $2`,
+    [projectId, fireId, String(channel), JSON.stringify(result)],
+  );
+}

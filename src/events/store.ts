@@ -1,0 +1,121 @@
+// SQL for the event log. occurredAt comes from a per-project clock row: taking it locks the row
+// until the transaction ends, so events become visible in occurredAt order and a poller paging by
+// the last occurredAt can never miss one that commits later with an earlier time.
+import type { Queryable } from '../platform/db.js';
+import { newId } from '../platform/ids.js';
+import { Conditions } from '../platform/sql.js';
+import type { LoggedEvent, NewEvent, Severity } from './schemas.js';
+
+/** timestamptz as ISO 8601 with microseconds, in UTC. */
+export const ISO_MICROS = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+interface EventRow {
+  id: string;
+  event_type: string;
+  subject_kind: string | null;
+  subject_external_id: string | null;
+  severity: Severity;
+  payload: Record<string, unknown>;
+  source_memory_ids: string[];
+  source_pattern_id: string | null;
+  emitted_by_pack: string | null;
+  dedupe_key: string;
+  occurred_at: string;
+}
+
+const COLUMNS = `id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids, source_pattern_id, emitted_by_pack, dedupe_key,
+  ${ISO_MICROS('occurred_at')} AS occurred_at`;
+
+function toEvent(row: EventRow): LoggedEvent {
+  return {
+    id: row.id,
+    eventType: row.event_type,
+    subject: row.subject_kind === null || row.subject_external_id === null ? null : { kind: row.subject_kind, externalId: row.subject_external_id },
+    severity: row.severity,
+    payload: row.payload,
+    sourceMemoryIds: row.source_memory_ids,
+    sourcePatternId: row.source_pattern_id,
+    emittedByPack: row.emitted_by_pack,
+    dedupeKey: row.dedupe_key,
+    occurredAt: row.occurred_at,
+  };
+}
+
+/**
+ * Appends events in order, one microsecond apart from the project's clock; an event whose
+ * dedupeKey exists is skipped. Answers the appended events. Call it last in a transaction: the
+ * clock row stays locked until commit.
+ */
+export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[]): Promise<LoggedEvent[]> {
+  if (events.length === 0) return [];
+  const col = <T>(f: (e: NewEvent) => T) => events.map(f);
+  const { rows } = await db.query<EventRow>(
+    `WITH clock AS (
+       INSERT INTO event_clocks AS c (project_id, last_at)
+       VALUES ($1, clock_timestamp() + ($2::int - 1) * interval '1 microsecond')
+       ON CONFLICT (project_id) DO UPDATE
+         SET last_at = greatest(clock_timestamp(), c.last_at + interval '1 microsecond') + ($2::int - 1) * interval '1 microsecond'
+       RETURNING last_at - ($2::int - 1) * interval '1 microsecond' AS first_at
+     )
+     INSERT INTO events (id, project_id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids,
+       source_pattern_id, emitted_by_pack, dedupe_key, occurred_at)
+     SELECT e.id, $1, e.event_type, e.subject_kind, e.subject_external_id, e.severity, e.payload::jsonb,
+       ARRAY(SELECT jsonb_array_elements_text(e.source_memory_ids::jsonb)), e.source_pattern_id, e.emitted_by_pack, e.dedupe_key,
+       clock.first_at + (e.n - 1) * interval '1 microsecond'
+     FROM clock, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+       WITH ORDINALITY AS e(id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids, source_pattern_id,
+         emitted_by_pack, dedupe_key, n)
+     ORDER BY e.n
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      projectId,
+      events.length,
+      col(() => newId('evt')),
+      col((e) => e.eventType),
+      col((e) => e.subject?.kind ?? null),
+      col((e) => e.subject?.externalId ?? null),
+      col((e) => e.severity),
+      col((e) => JSON.stringify(e.payload)),
+      col((e) => JSON.stringify(e.sourceMemoryIds)),
+      col((e) => e.sourcePatternId),
+      col((e) => e.emittedByPack),
+      col((e) => e.dedupeKey),
+    ],
+  );
+  return rows.map(toEvent).sort((a, b) => (a.occurredAt < b.occurredAt ? -1 : 1));
+}
+
+export async function findByDedupeKey(db: Queryable, projectId: string, dedupeKey: string): Promise<LoggedEvent | undefined> {
+  const { rows } = await db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE project_id = $1 AND dedupe_key = $2`, [projectId, dedupeKey]);
+  return rows[0] && toEvent(rows[0]);
+}
+
+export async function getEvents(db: Queryable, projectId: string, ids: readonly string[]): Promise<LoggedEvent[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<EventRow>(`SELECT ${COLUMNS} FROM events WHERE project_id = $1 AND id = ANY($2::text[])`, [projectId, ids]);
+  return rows.map(toEvent);
+}
+
+export interface EventPage {
+  since?: string;
+  limit: number;
+  eventTypes?: string[];
+  subjectKind?: string;
+  subjectExternalId?: string;
+}
+
+/** Oldest first, strictly after `since`. */
+export async function listEvents(db: Queryable, projectId: string, page: EventPage): Promise<LoggedEvent[]> {
+  const where = new Conditions([projectId])
+    .add('project_id = $1')
+    .add('occurred_at > ?::timestamptz', page.since)
+    .add('event_type = ANY(?::text[])', page.eventTypes)
+    .add('subject_kind = ?', page.subjectKind)
+    .add('subject_external_id = ?', page.subjectExternalId);
+  const { rows } = await db.query<EventRow>(
+    `SELECT ${COLUMNS} FROM events WHERE ${where.sql} ORDER BY events.occurred_at LIMIT ${where.param(page.limit)}`,
+    where.params,
+  );
+  return rows.map(toEvent);
+}

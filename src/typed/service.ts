@@ -1,0 +1,258 @@
+// Typed attributes: definitions, validated ingest (synchronous or queued), per-subject running
+// statistics, and a `typed.observation` event for every accepted numeric observation.
+import type { FastifyBaseLogger } from 'fastify';
+import type { PendingFire } from '../alerts/service.js';
+import { ENGINE_EVENT_TYPES, type NewEvent } from '../events/schemas.js';
+import type { EventLog } from '../events/service.js';
+import type { AppQueue } from '../jobs.js';
+import type { Db, Queryable } from '../platform/db.js';
+import { ConflictError, NotFoundError } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import type { Principal, TenancyService } from '../tenancy/service.js';
+import { derive, EMPTY_ACCUMULATOR, foldPoints, withSeries, type AccumulatorState, type NumericPoint } from './accumulator.js';
+import type { Accumulator, Attribute, AttributeBody, IngestReport, ObservationInput, ObservationQuery } from './schemas.js';
+import * as store from './store.js';
+import { attributeKeysOf, checkRows, type CheckedRow } from './validate.js';
+
+const METER = 'events-ingested';
+/** A queued batch older than this with no job working on it is enqueued again by the sweep. */
+export const SWEEP_AFTER_MS = 60_000;
+
+export class TypedService {
+  constructor(
+    private readonly db: Db,
+    private readonly queue: AppQueue,
+    private readonly tenancy: TenancyService,
+    private readonly events: EventLog,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  // ---- definitions ----------------------------------------------------------------------------
+
+  /** Registers the attribute, or replaces the definition with this key (its dataType may change only while it has no observations). */
+  async defineAttribute(projectId: string, body: AttributeBody): Promise<{ attribute: Attribute; created: boolean }> {
+    return this.db.transaction(async (tx) => {
+      const existing = await store.getAttribute(tx, projectId, body.attributeKey);
+      if (existing && existing.dataType !== body.dataType && (await store.hasObservations(tx, projectId, body.attributeKey))) {
+        throw new ConflictError(
+          `attribute ${body.attributeKey} already has ${existing.dataType} observations; its dataType cannot change to ${body.dataType}. Register a new attributeKey instead.`,
+          { attributeKey: body.attributeKey, dataType: existing.dataType },
+        );
+      }
+      return store.upsertAttribute(tx, newId('att'), projectId, body);
+    });
+  }
+
+  listAttributes(projectId: string, query: { attributeKey?: string; limit: number; offset: number }): Promise<Attribute[]> {
+    return store.listAttributes(this.db, projectId, query);
+  }
+
+  // ---- ingest ---------------------------------------------------------------------------------
+
+  /** Synchronous ingest. Every row is metered against events-ingested first; over quota nothing of the batch is taken. */
+  async ingest(principal: Principal, rows: readonly ObservationInput[]): Promise<IngestReport> {
+    const now = new Date();
+    await this.tenancy.consume(principal, METER, rows.length, now);
+    let result: { report: IngestReport; fires: PendingFire[] };
+    try {
+      result = await this.db.transaction((tx) => this.ingestInTransaction(tx, principal.projectId, rows));
+    } catch (error) {
+      await this.tenancy.refund(principal, METER, rows.length, now).catch((refundError: unknown) => this.log.error({ err: refundError }, 'meter refund failed'));
+      throw error;
+    }
+    await this.events.dispatch(principal.projectId, result.fires, 'queued');
+    return result.report;
+  }
+
+  /**
+   * Queued ingest: the rows are metered and stored durably (in the database) before this returns;
+   * a job ingests them with the same code as the synchronous path. Answers the number queued.
+   */
+  async enqueue(principal: Principal, rows: readonly ObservationInput[]): Promise<number> {
+    const now = new Date();
+    const batchId = newId('tib');
+    await this.tenancy.consume(principal, METER, rows.length, now);
+    try {
+      await store.insertIngestBatch(this.db, batchId, principal.projectId, rows);
+    } catch (error) {
+      await this.tenancy.refund(principal, METER, rows.length, now).catch(() => {});
+      throw error;
+    }
+    // The batch is safe in the database; if the queue is down the sweep enqueues it later.
+    await this.queue
+      .enqueue('typed.ingest', { projectId: principal.projectId, batchId }, { jobId: `typed.ingest.${batchId}`, attempts: 5, backoffMs: 2000 })
+      .catch((error: unknown) => this.log.warn({ err: error, batchId }, 'enqueue of a typed batch failed; the sweep will pick it up'));
+    return rows.length;
+  }
+
+  /** The job: ingests one queued batch and deletes it in the same transaction (exactly once). */
+  async ingestQueued(batchId: string): Promise<IngestReport | undefined> {
+    const result = await this.db.transaction(async (tx) => {
+      const batch = await store.claimIngestBatch(tx, batchId);
+      if (!batch) return undefined;
+      const ingested = await this.ingestInTransaction(tx, batch.projectId, batch.observations);
+      await store.deleteIngestBatch(tx, batchId);
+      return { projectId: batch.projectId, ...ingested };
+    });
+    if (!result) return undefined;
+    await this.events.dispatch(result.projectId, result.fires, 'queued');
+    return result.report;
+  }
+
+  /** Enqueues queued batches whose job may have been lost (a crash, a queue outage). */
+  async sweepQueued(olderThanMs = SWEEP_AFTER_MS): Promise<number> {
+    const pending = await store.pendingIngestBatches(this.db, olderThanMs);
+    const round = Math.floor(Date.now() / 1000);
+    for (const { id, projectId } of pending) {
+      await this.queue.enqueue('typed.ingest', { projectId, batchId: id }, { jobId: `typed.ingest.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
+    }
+    return pending.length;
+  }
+
+  private async ingestInTransaction(tx: Queryable, projectId: string, rows: readonly ObservationInput[]): Promise<{ report: IngestReport; fires: PendingFire[] }> {
+    const rules = await store.loadRules(tx, projectId, attributeKeysOf(rows));
+    const checked = checkRows(rows, rules);
+    const { stored, duplicates } = await this.store(tx, projectId, checked);
+
+    const numeric = stored.filter((row) => row.status === 'accepted' && row.valueNumeric !== null);
+    await this.foldAccumulators(tx, projectId, numeric);
+
+    const events: NewEvent[] = numeric.map((row) => ({
+      eventType: ENGINE_EVENT_TYPES.typedObservation,
+      subject: { kind: row.subjectKind!, externalId: row.subjectExternalId! },
+      severity: 'info',
+      payload: {
+        observationId: row.id,
+        attributeKey: row.attributeKey,
+        value: row.valueNumeric,
+        unit: rules.get(row.attributeKey!)?.unit ?? null,
+        observedAt: row.observedAt,
+        source: row.source,
+      },
+      sourceMemoryIds: [],
+      sourcePatternId: null,
+      emittedByPack: null,
+      dedupeKey: `typed.observation:${row.id}`,
+    }));
+    const { fires } = await this.events.appendInTransaction(tx, projectId, events);
+
+    const quarantined = stored.filter((row) => row.status === 'quarantined');
+    return {
+      report: {
+        accepted: stored.length - quarantined.length,
+        quarantined: quarantined.length,
+        duplicates,
+        quarantineReasons: Object.fromEntries(quarantined.map((row) => [row.ref, row.reason!])),
+      },
+      fires,
+    };
+  }
+
+  /**
+   * Inserts the rows. A row that was not inserted is a duplicate when its dedupe hash is stored;
+   * otherwise its client id names a different observation, and it is stored quarantined under a
+   * new id so nothing is lost.
+   */
+  private async store(tx: Queryable, projectId: string, checked: CheckedRow[]): Promise<{ stored: CheckedRow[]; duplicates: number }> {
+    const inserted = await store.insertObservations(tx, projectId, checked);
+    const stored = checked.filter((row) => inserted.has(row.id));
+    const skipped = checked.filter((row) => !inserted.has(row.id));
+    if (skipped.length === 0) return { stored, duplicates: 0 };
+
+    const storedHashes = await store.existingHashes(tx, projectId, skipped.map((row) => row.dedupeHash));
+    const clashes = skipped
+      .filter((row) => !storedHashes.has(row.dedupeHash))
+      .map((row): CheckedRow => ({
+        ...row,
+        id: newId('obs'),
+        status: 'quarantined',
+        reason: `id '${row.id}' is already used by a different observation`,
+        raw: row.raw ?? rowAsSent(row),
+      }));
+    const reinserted = await store.insertObservations(tx, projectId, clashes);
+    const rescued = clashes.filter((row) => reinserted.has(row.id));
+    return { stored: [...stored, ...rescued], duplicates: skipped.length - rescued.length };
+  }
+
+  private async foldAccumulators(tx: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const groups = new Map<string, { key: store.AccumulatorKey; points: NumericPoint[] }>();
+    for (const row of rows) {
+      const key = { subjectKind: row.subjectKind!, subjectExternalId: row.subjectExternalId!, attributeKey: row.attributeKey! };
+      const id = store.keyOf(key);
+      const group = groups.get(id) ?? { key, points: [] };
+      group.points.push({ id: row.id, value: row.valueNumeric!, observedAt: Date.parse(row.observedAt!) });
+      groups.set(id, group);
+    }
+    const current = await store.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
+    const next = new Map<string, AccumulatorState>();
+    const late: { id: string; key: store.AccumulatorKey; moments: AccumulatorState }[] = [];
+    for (const [id, { key, points }] of groups) {
+      const state = current.get(id)!;
+      const folded = foldPoints(state, points);
+      if (folded) next.set(id, folded);
+      // Late data: fold the order-free moments now, rebuild last and the EWMA from the whole series.
+      else late.push({ id, key, moments: foldPoints({ ...state, lastObservedAt: null, lastId: null }, points)! });
+    }
+    if (late.length > 0) {
+      const series = await store.loadSeries(tx, projectId, late.map((l) => l.key));
+      for (const { id, moments } of late) next.set(id, withSeries(moments, series.get(id) ?? []));
+    }
+    await store.writeAccumulators(tx, projectId, next);
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  listObservations(projectId: string, query: ObservationQuery) {
+    const subject = parseSubject(query.subject);
+    return store.listObservations(this.db, projectId, {
+      ...strip({
+        subjectKind: query.subjectKind ?? subject?.kind,
+        subjectExternalId: query.subjectExternalId ?? subject?.externalId,
+        attributeKey: query.attributeKey ?? query.attribute,
+        since: query.since,
+        until: query.until,
+        minValue: query.minValue,
+        maxValue: query.maxValue,
+        status: query.status,
+      }),
+      limit: query.limit ?? 100,
+      offset: query.offset ?? 0,
+    });
+  }
+
+  /** The accumulator; a defined attribute with no observation for the subject answers count 0. */
+  async accumulator(projectId: string, key: store.AccumulatorKey): Promise<Accumulator> {
+    const found = await store.getAccumulator(this.db, projectId, key);
+    if (found) return store.toAccumulator(key, found, derive(found), found.updated);
+    if (!(await store.getAttribute(this.db, projectId, key.attributeKey))) throw new NotFoundError(`attribute ${key.attributeKey} is not defined`);
+    return store.toAccumulator(key, EMPTY_ACCUMULATOR, derive(EMPTY_ACCUMULATOR), null);
+  }
+}
+
+/** `kind:externalId`, or a bare externalId (any kind). */
+export function parseSubject(subject: string | undefined): { kind?: string; externalId: string } | undefined {
+  if (subject === undefined || subject === '') return undefined;
+  const colon = subject.indexOf(':');
+  return colon > 0 ? { kind: subject.slice(0, colon), externalId: subject.slice(colon + 1) } : { externalId: subject };
+}
+
+function strip<T extends Record<string, unknown>>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function rowAsSent(row: CheckedRow): ObservationInput {
+  return strip({
+    id: row.ref,
+    attributeKey: row.attributeKey ?? undefined,
+    subjectKind: row.subjectKind ?? undefined,
+    subjectExternalId: row.subjectExternalId ?? undefined,
+    valueNumeric: row.valueNumeric,
+    valueText: row.valueText,
+    valueBool: row.valueBool,
+    valueTs: row.valueTs,
+    observedAt: row.observedAt ?? undefined,
+    source: row.source,
+    trust: row.trust,
+  }) as ObservationInput;
+}
