@@ -3,6 +3,7 @@
 // a short timeout for single emits, then retries with backoff through the queue.
 import type { FastifyBaseLogger } from 'fastify';
 import type { LoggedEvent } from '../events/schemas.js';
+import { getEvents } from '../events/store.js';
 import type { AppQueue } from '../jobs.js';
 import type { MemoryService } from '../memory/service.js';
 import { mapConcurrent } from '../platform/concurrency.js';
@@ -11,7 +12,7 @@ import { AppError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { backoffDelay } from '../platform/queue.js';
 import { admitFire, dedupeKeyFor, isThrottled, renderTemplate, ruleMatches } from './match.js';
-import type { Channel, CreateRuleBody, DeliveryResult, Fire, PatchRuleBody, Rule } from './schemas.js';
+import type { Channel, CreateRuleBody, DeliveryResult, Fire, MemoryChannel, PatchRuleBody, Rule, WebhookChannel } from './schemas.js';
 import * as store from './store.js';
 import { checkWebhookTarget, generateWebhookSecret, sendWebhook, type WebhookPolicy } from './webhook.js';
 
@@ -211,7 +212,7 @@ export class AlertService {
     const current = fire.deliveryResults[payload.channel];
     if (current?.ok) return { delivered: true };
     const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
-    const [event] = fire.eventId === null ? [] : await (await import('../events/store.js')).getEvents(this.db, payload.projectId, [fire.eventId]);
+    const [event] = fire.eventId === null ? [] : await getEvents(this.db, payload.projectId, [fire.eventId]);
     if (!rule || !event) return { delivered: false };
     return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
   }
@@ -219,10 +220,50 @@ export class AlertService {
   private async attempt(projectId: string, fire: PendingFire, index: number, attempt: number, previousAttempts = 0): Promise<boolean> {
     const channel = fire.rule.notify[index];
     if (!channel) return false;
-    const attempts = previousAttempts + 1;
     const at = new Date();
-    let result: DeliveryResult;
-    if (channel.kind === 'memory') {
+    const outcome = channel.kind === 'memory' ? await this.writeBack(projectId, fire, channel) : await this.post(fire, index, channel, at);
+    const retry = !outcome.ok && outcome.retryable && attempt < this.settings.maxAttempts;
+    const delayMs = retry
+      ? Math.min(MAX_RETRY_DELAY_MS, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.settings.retryBaseMs, MAX_RETRY_DELAY_MS)))
+      : 0;
+    const result: DeliveryResult = {
+      channel: channel.kind,
+      ok: outcome.ok,
+      pending: retry,
+      attempts: previousAttempts + 1,
+      ...(outcome.statusCode === undefined ? {} : { statusCode: outcome.statusCode }),
+      ...(outcome.memoryId === undefined ? {} : { memoryId: outcome.memoryId }),
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      lastAttemptAt: at.toISOString(),
+      ...(retry ? { nextAttemptAt: new Date(at.getTime() + delayMs).toISOString() } : {}),
+    };
+    if (outcome.gone) await store.disableRule(this.db, projectId, fire.rule.id);
+    await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
+    if (retry) {
+      await this.queue.enqueue(
+        'alerts.deliver',
+        { projectId, fireId: fire.fireId, channel: index, attempt: attempt + 1 },
+        { attempts: 1, delayMs, jobId: `deliver.${fire.fireId}.${index}.${attempt + 1}` },
+      );
+    }
+    return outcome.ok;
+  }
+
+  private async post(fire: PendingFire, index: number, channel: WebhookChannel, at: Date): Promise<ChannelOutcome> {
+    const sent = await sendWebhook({ url: channel.url, secret: channel.secret! }, { id: `${fire.fireId}.${index}`, body: webhookBody(fire, at) }, this.settings, at);
+    return {
+      ok: sent.ok,
+      retryable: !sent.gone,
+      gone: sent.gone,
+      ...(sent.retryAfterMs === undefined ? {} : { retryAfterMs: sent.retryAfterMs }),
+      ...(sent.statusCode === undefined ? {} : { statusCode: sent.statusCode }),
+      ...(sent.ok ? {} : { error: sent.gone ? `${sent.error ?? 'HTTP 410'}: the receiver is gone; rule disabled` : (sent.error ?? 'failed') }),
+    };
+  }
+
+  /** The memory channel: a memory about the event's subject, rendered from the rule's template. */
+  private async writeBack(projectId: string, fire: PendingFire, channel: MemoryChannel): Promise<ChannelOutcome> {
+    try {
       const saved = await this.memory.save(projectId, {
         content: renderTemplate(channel.writeAs.content, { event: fire.event, rule: fire.rule }),
         type: 'event',
@@ -232,44 +273,30 @@ export class AlertService {
         ...(fire.event.subject ? { subject: fire.event.subject } : {}),
         metadata: { alertRuleId: fire.rule.id, alertFireId: fire.fireId, eventId: fire.event.id, eventType: fire.event.eventType },
       });
-      result = { channel: 'memory', ok: true, pending: false, attempts, memoryId: saved.memory.id, lastAttemptAt: at.toISOString() };
-    } else {
-      const outcome = await sendWebhook({ url: channel.url, secret: channel.secret! }, { id: `${fire.fireId}.${index}`, body: webhookBody(fire) }, this.settings, at);
-      const retry = !outcome.ok && !outcome.gone && attempt < this.settings.maxAttempts;
-      const delayMs = retry
-        ? Math.min(MAX_RETRY_DELAY_MS, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.settings.retryBaseMs, MAX_RETRY_DELAY_MS)))
-        : 0;
-      result = {
-        channel: 'webhook',
-        ok: outcome.ok,
-        pending: retry,
-        attempts,
-        ...(outcome.statusCode === undefined ? {} : { statusCode: outcome.statusCode }),
-        ...(outcome.ok ? {} : { error: outcome.gone ? `${outcome.error ?? 'HTTP 410'}: the receiver is gone; rule disabled` : (outcome.error ?? 'failed') }),
-        lastAttemptAt: at.toISOString(),
-        ...(retry ? { nextAttemptAt: new Date(at.getTime() + delayMs).toISOString() } : {}),
-      };
-      if (outcome.gone) await store.disableRule(this.db, projectId, fire.rule.id);
-      await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
-      if (retry) {
-        await this.queue.enqueue(
-          'alerts.deliver',
-          { projectId, fireId: fire.fireId, channel: index, attempt: attempt + 1 },
-          { attempts: 1, delayMs, jobId: `deliver.${fire.fireId}.${index}.${attempt + 1}` },
-        );
-      }
-      return outcome.ok;
+      return { ok: true, retryable: false, gone: false, memoryId: saved.memory.id };
+    } catch (error) {
+      // A bad template (say, it renders empty) will not get better; anything else may.
+      const permanent = error instanceof AppError && error.statusCode < 500;
+      return { ok: false, retryable: !permanent, gone: false, error: error instanceof AppError ? error.message : 'memory write failed' };
     }
-    await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
-    return true;
   }
 }
 
+interface ChannelOutcome {
+  ok: boolean;
+  retryable: boolean;
+  gone: boolean;
+  retryAfterMs?: number;
+  statusCode?: number;
+  memoryId?: string;
+  error?: string;
+}
+
 /** The webhook body (Standard Webhooks envelope). */
-export function webhookBody(fire: PendingFire): string {
+export function webhookBody(fire: PendingFire, at: Date): string {
   return JSON.stringify({
     type: 'alert.fired',
-    timestamp: new Date().toISOString(),
+    timestamp: at.toISOString(),
     data: {
       fireId: fire.fireId,
       alertRuleId: fire.rule.id,
