@@ -128,8 +128,11 @@ CREATE TABLE alert_fires (
   dedupe_key text NOT NULL,
   -- One entry per channel of the rule, in the rule's order: { channel, ok, error?, attempts, ... }.
   delivery_results jsonb NOT NULL DEFAULT '[]'::jsonb,
+  -- Some channel still awaits an attempt or a retry; the sweep re-enqueues those whose job was lost.
+  delivery_pending boolean NOT NULL DEFAULT true,
   fired_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX alert_fires_pending ON alert_fires (fired_at) WHERE delivery_pending;
 CREATE INDEX alert_fires_rule ON alert_fires (alert_rule_id, fired_at DESC);
 CREATE INDEX alert_fires_throttle ON alert_fires (project_id, dedupe_key, fired_at DESC);
 CREATE INDEX alert_fires_event ON alert_fires (event_id);

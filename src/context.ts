@@ -133,6 +133,7 @@ export async function createContext(config: Config, options: ContextOptions): Pr
       await registerSchedules(queue);
       // Batches queued before a restart are ingested now rather than at the first sweep.
       await typed.sweepQueued(0).catch((error: unknown) => log.warn({ err: error }, 'typed ingest sweep at start failed'));
+      await alerts.sweepDeliveries().catch((error: unknown) => log.warn({ err: error }, 'alert delivery sweep at start failed'));
     },
     async close() {
       if (closed) return;

@@ -17,6 +17,7 @@ export type JobMap = {
   'typed.ingest': { payload: { projectId: string; batchId: string }; result: { accepted: number; quarantined: number; duplicates: number } | null };
   'typed.sweep': { payload: Record<string, never>; result: { enqueued: number } };
   'alerts.deliver': { payload: DeliverPayload; result: { delivered: boolean } };
+  'alerts.sweep': { payload: Record<string, never>; result: { enqueued: number } };
 };
 
 export type JobName = keyof JobMap;
@@ -30,6 +31,7 @@ export const JOB_NAMES: readonly JobName[] = [
   'typed.ingest',
   'typed.sweep',
   'alerts.deliver',
+  'alerts.sweep',
 ];
 export type AppQueue = JobQueue<JobMap>;
 
@@ -48,6 +50,7 @@ export function jobHandlers(services: {
     },
     'typed.sweep': async () => ({ enqueued: await services.typed.sweepQueued() }),
     'alerts.deliver': (payload) => services.alerts.deliver(payload),
+    'alerts.sweep': async () => ({ enqueued: await services.alerts.sweepDeliveries() }),
   };
 }
 
@@ -57,4 +60,6 @@ export async function registerSchedules(queue: AppQueue): Promise<void> {
   await queue.schedule('nightly-consolidation', 'memory.consolidate-all', {}, { cron: '0 3 * * *' });
   // Queued typed batches whose job was lost (a crash, a queue outage) are enqueued again.
   await queue.schedule('typed-ingest-sweep', 'typed.sweep', {}, { everyMs: 60_000 });
+  // Webhook and write-back deliveries whose job was lost are enqueued again.
+  await queue.schedule('alert-delivery-sweep', 'alerts.sweep', {}, { everyMs: 60_000 });
 }

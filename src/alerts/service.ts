@@ -217,6 +217,15 @@ export class AlertService {
     return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
   }
 
+  /** Re-enqueues deliveries whose job was lost; the job id matches the one a live retry would have, so nothing runs twice. */
+  async sweepDeliveries(graceMs = 60_000): Promise<number> {
+    const overdue = await store.overdueDeliveries(this.db, graceMs, 1000);
+    for (const { projectId, fireId, channel, attempts } of overdue) {
+      await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt: attempts + 1 }, { attempts: 1, jobId: `deliver.${fireId}.${channel}.${attempts + 1}` });
+    }
+    return overdue.length;
+  }
+
   private async attempt(projectId: string, fire: PendingFire, index: number, attempt: number, previousAttempts = 0): Promise<boolean> {
     const channel = fire.rule.notify[index];
     if (!channel) return false;

@@ -195,7 +195,29 @@ export async function getFire(db: Queryable, projectId: string, id: string): Pro
 /** Replaces the result of one channel of a fire, leaving the others (written concurrently) alone. */
 export async function setDeliveryResult(db: Queryable, projectId: string, fireId: string, channel: number, result: DeliveryResult): Promise<void> {
   await db.query(
-    `UPDATE alert_fires SET delivery_results = jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb) WHERE project_id = $1 AND id = $2`,
+    `UPDATE alert_fires SET
+       delivery_results = jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb),
+       delivery_pending = EXISTS (
+         SELECT 1 FROM jsonb_array_elements(jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb)) AS c WHERE (c ->> 'pending')::boolean
+       )
+     WHERE project_id = $1 AND id = $2`,
     [projectId, fireId, String(channel), JSON.stringify(result)],
   );
+}
+
+/**
+ * Channels still pending whose attempt is overdue by `graceMs`: their job was lost (a crash before
+ * the first attempt, or an in-process queue that restarted). Oldest first.
+ */
+export async function overdueDeliveries(db: Queryable, graceMs: number, limit: number): Promise<{ projectId: string; fireId: string; channel: number; attempts: number }[]> {
+  const { rows } = await db.query<{ project_id: string; id: string; channel: number; attempts: number }>(
+    `SELECT f.project_id, f.id, (c.n - 1)::int AS channel, coalesce((c.v ->> 'attempts')::int, 0) AS attempts
+     FROM alert_fires f, jsonb_array_elements(f.delivery_results) WITH ORDINALITY AS c(v, n)
+     WHERE f.delivery_pending AND (c.v ->> 'pending')::boolean
+       AND coalesce((c.v ->> 'nextAttemptAt')::timestamptz, f.fired_at) < now() - $1::float8 * interval '1 millisecond'
+     ORDER BY f.fired_at
+     LIMIT $2`,
+    [graceMs, limit],
+  );
+  return rows.map((r) => ({ projectId: r.project_id, fireId: r.id, channel: r.channel, attempts: r.attempts }));
 }

@@ -1,0 +1,48 @@
+// A fire whose delivery job was lost (the process died between commit and the first attempt) is
+// picked up by the sweep and delivered once.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toNewEvent } from '../../src/events/service.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+describe('alert delivery sweep', () => {
+  let h: Harness;
+  let p: { projectId: string; apiKey: string };
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(String(req.headers['webhook-id']));
+    req.resume();
+    req.on('end', () => res.writeHead(204).end());
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    h = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    p = await h.project();
+  });
+  afterAll(async () => {
+    await h?.close();
+    server.close();
+  });
+
+  it('re-enqueues a delivery that never got its first attempt, and delivers it once', async () => {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const rule = (await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'any', trigger: { kind: 'engine-event', eventTypes: ['order.*'] }, notify: [{ kind: 'webhook', url }] } })).json();
+    // Commit the event and its fire, then "crash": no dispatch.
+    const { fires } = await h.ctx.db.transaction((tx) => h.ctx.events.appendInTransaction(tx, p.projectId, [toNewEvent({ eventType: 'order.placed' })]));
+    expect(fires).toHaveLength(1);
+    const fireId = fires[0]!.fireId;
+    const before = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
+    expect(before[0].deliveryResults[0]).toMatchObject({ ok: false, pending: true, attempts: 0 });
+
+    // Not overdue yet within the grace period.
+    expect(await h.ctx.alerts.sweepDeliveries(60_000)).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(1);
+    await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0].deliveryResults[0].ok, { timeout: 10_000 }).toBe(true);
+    expect(hits).toEqual([`${fireId}.0`]);
+    // Delivered: nothing is pending any more.
+    expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(0);
+  });
+});
