@@ -1,6 +1,7 @@
 // Builds the Fastify app from a context. Never listens: server.ts does.
 import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler';
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
@@ -29,6 +30,24 @@ export interface BuildOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
+// Unknown fields are refused, not silently dropped: a typo must not lose data.
+const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
+const ajvPool = AjvCompiler();
+
+/**
+ * Query strings and path parameters arrive as text, so their validator coerces ("5" -> 5); JSON
+ * bodies are typed already, and coercing them would turn a null into "" or 100 into "100" inside
+ * unions, so their validator does not.
+ */
+type RouteValidatorCompiler = (route: { schema: unknown; httpPart?: string }) => unknown;
+const buildValidators = (externalSchemas: Record<string, unknown>, ajvOptions: Record<string, unknown>): RouteValidatorCompiler => {
+  const build = (coerceTypes: 'array' | false) =>
+    ajvPool(externalSchemas as never, { ...ajvOptions, customOptions: { ...AJV_OPTIONS, coerceTypes } }) as unknown as RouteValidatorCompiler;
+  const coercing = build('array');
+  const exact = build(false);
+  return (route) => (route.httpPart === 'body' ? exact(route) : coercing(route));
+};
+
 export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
   const app = Fastify({
@@ -40,10 +59,7 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
       const url = request.url ?? '/';
       return url.startsWith('/v1/projects/') ? `/api${url}` : url;
     },
-    ajv: {
-      // Unknown fields are refused, not silently dropped: a typo must not lose data.
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
-    },
+    schemaController: { compilersFactory: { buildValidator: buildValidators as unknown as ValidatorFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 

@@ -14,7 +14,7 @@ import { backoffDelay } from '../platform/queue.js';
 import { admitFire, dedupeKeyFor, isThrottled, renderTemplate, ruleMatches } from './match.js';
 import type { Channel, CreateRuleBody, DeliveryResult, Fire, MemoryChannel, PatchRuleBody, Rule, WebhookChannel } from './schemas.js';
 import * as store from './store.js';
-import { checkWebhookTarget, generateWebhookSecret, sendWebhook, type WebhookPolicy } from './webhook.js';
+import { checkWebhookSecret, checkWebhookTarget, generateWebhookSecret, sendWebhook, type WebhookPolicy } from './webhook.js';
 
 /** Fires listed per rule. */
 export const FIRES_LISTED = 100;
@@ -81,23 +81,24 @@ export class AlertService {
     });
   }
 
-  list(projectId: string): Promise<Rule[]> {
-    return store.listRules(this.db, projectId);
+  /** Rules as read back: webhook secrets are shown only in the answers to create and patch. */
+  async list(projectId: string): Promise<Rule[]> {
+    return (await store.listRules(this.db, projectId)).map(withoutSecrets);
   }
 
   async get(projectId: string, id: string): Promise<Rule> {
     const rule = await store.getRule(this.db, projectId, id);
     if (!rule) throw new NotFoundError(`alert rule ${id} not found`);
-    return rule;
+    return withoutSecrets(rule);
   }
 
   /** Changes the given fields; description, filter and throttle may be null to clear them. */
   async patch(projectId: string, id: string, body: PatchRuleBody, activeLimit: number): Promise<Rule> {
-    const notify = body.notify === undefined ? undefined : await this.prepareChannels(body.notify);
     return this.db.transaction(async (tx) => {
       await store.lockProjectRules(tx, projectId);
       const current = await store.getRule(tx, projectId, id, true);
       if (!current) throw new NotFoundError(`alert rule ${id} not found`);
+      const notify = body.notify === undefined ? undefined : await this.prepareChannels(body.notify, current.notify);
       const fields: store.RuleFields = {
         name: body.name ?? current.name,
         description: body.description === undefined ? current.description : body.description,
@@ -127,13 +128,18 @@ export class AlertService {
     if ((await store.countEnabled(tx, projectId, exceptId)) >= limit) throw new ActiveTriggersExceededError(limit);
   }
 
-  /** Refuses unsafe webhook targets and gives every webhook a signing secret. */
-  private async prepareChannels(channels: readonly Channel[]): Promise<Channel[]> {
+  /**
+   * Refuses unsafe webhook targets and bad secrets, and gives every webhook a signing secret: the
+   * one sent, else the one the rule already had for that URL, else a new one.
+   */
+  private async prepareChannels(channels: readonly Channel[], previous: readonly Channel[] = []): Promise<Channel[]> {
+    const known = new Map(previous.flatMap((c) => (c.kind === 'webhook' && c.secret !== undefined ? [[c.url, c.secret] as const] : [])));
     return Promise.all(
       channels.map(async (channel) => {
         if (channel.kind !== 'webhook') return channel;
         await checkWebhookTarget(channel.url, this.settings);
-        return { ...channel, secret: channel.secret ?? generateWebhookSecret() };
+        if (channel.secret !== undefined) checkWebhookSecret(channel.secret);
+        return { ...channel, secret: channel.secret ?? known.get(channel.url) ?? generateWebhookSecret() };
       }),
     );
   }
@@ -299,6 +305,10 @@ interface ChannelOutcome {
   statusCode?: number;
   memoryId?: string;
   error?: string;
+}
+
+function withoutSecrets(rule: Rule): Rule {
+  return { ...rule, notify: rule.notify.map((channel) => (channel.kind === 'webhook' ? { kind: channel.kind, url: channel.url } : channel)) };
 }
 
 /** The webhook body (Standard Webhooks envelope). */

@@ -72,6 +72,11 @@ function signer(secret: string): Webhook {
   }
 }
 
+/** Throws ValidationError when the secret cannot sign (an empty one, or whsec_ without a base64 key). */
+export function checkWebhookSecret(secret: string): void {
+  webhookHeaders(secret, { id: 'check', body: '' }, new Date(0));
+}
+
 /** The headers for one attempt: Standard Webhooks' three, the legacy body signature, and the content type. */
 export function webhookHeaders(secret: string, message: WebhookMessage, now: Date): Record<string, string> {
   return {
@@ -280,7 +285,12 @@ export async function sendWebhook(
 ): Promise<WebhookAttempt> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const headers = webhookHeaders(target.secret, message, now);
+  let headers: Record<string, string>;
+  try {
+    headers = webhookHeaders(target.secret, message, now);
+  } catch (err) {
+    return { ok: false, gone: false, error: `cannot sign: ${(err as Error).message}`, durationMs: elapsed() };
+  }
 
   const controller = new AbortController();
   let rejectTimeout: (err: Error) => void = () => {};

@@ -32,6 +32,18 @@ export function parsePayload(body: Pick<EmitBody, 'payload' | 'payloadJson'>): R
   return parsed as Record<string, unknown>;
 }
 
+/** JSON with object keys sorted at every depth, so `{"a":1,"b":2}` and `{"b":2,"a":1}` hash alike. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 export function toNewEvent(body: EmitBody): NewEvent {
   const event = {
     eventType: body.eventType,
@@ -43,7 +55,7 @@ export function toNewEvent(body: EmitBody): NewEvent {
     emittedByPack: body.emittedByPack ?? null,
   };
   // Without a dedupeKey the content is the key: a replayed request is one event.
-  const dedupeKey = body.dedupeKey ?? `sha256:${createHash('sha256').update(JSON.stringify(event)).digest('base64url')}`;
+  const dedupeKey = body.dedupeKey ?? `sha256:${createHash('sha256').update(canonicalJson(event)).digest('base64url')}`;
   return { ...event, dedupeKey };
 }
 

@@ -128,5 +128,8 @@ export function derive(state: Pick<AccumulatorState, 'count' | 'sum' | 'sumSq'>)
   if (state.count === 0) return { mean: null, variance: null, stddev: null };
   const mean = state.sum / state.count;
   const variance = Math.max(0, state.sumSq / state.count - mean * mean);
+  // Moments that overflowed (values near the double limit) have no meaningful spread.
+  if (!Number.isFinite(mean)) return { mean: null, variance: null, stddev: null };
+  if (!Number.isFinite(variance)) return { mean, variance: null, stddev: null };
   return { mean, variance, stddev: Math.sqrt(variance) };
 }

@@ -155,8 +155,17 @@ export class TypedService {
    */
   private async store(tx: Queryable, projectId: string, checked: CheckedRow[]): Promise<{ stored: CheckedRow[]; duplicates: number }> {
     const inserted = await store.insertObservations(tx, projectId, checked);
-    const stored = checked.filter((row) => inserted.has(row.id));
-    const skipped = checked.filter((row) => !inserted.has(row.id));
+    // A row was stored when its id and hash came back, and it is the first row of the batch with
+    // that pair (an exact repeat inside the batch, same id included, is a duplicate).
+    const seen = new Set<string>();
+    const stored: CheckedRow[] = [];
+    const skipped: CheckedRow[] = [];
+    for (const row of checked) {
+      const key = store.insertedKey(row.id, row.dedupeHash);
+      if (inserted.has(key) && !seen.has(key)) stored.push(row);
+      else skipped.push(row);
+      seen.add(key);
+    }
     if (skipped.length === 0) return { stored, duplicates: 0 };
 
     const storedHashes = await store.existingHashes(tx, projectId, skipped.map((row) => row.dedupeHash));
@@ -170,7 +179,7 @@ export class TypedService {
         raw: row.raw ?? rowAsSent(row),
       }));
     const reinserted = await store.insertObservations(tx, projectId, clashes);
-    const rescued = clashes.filter((row) => reinserted.has(row.id));
+    const rescued = clashes.filter((row) => reinserted.has(store.insertedKey(row.id, row.dedupeHash)));
     return { stored: [...stored, ...rescued], duplicates: skipped.length - rescued.length };
   }
 

@@ -91,12 +91,13 @@ export async function loadRules(db: Queryable, projectId: string, keys: readonly
 
 /**
  * Inserts the rows; an existing (or same-batch) row with the same id or dedupe hash makes a row
- * skip. Answers the ids that were inserted.
+ * skip. Rows go in dedupe-hash order, so two batches holding the same rows wait for each other
+ * instead of deadlocking. Answers `id|hash` of each inserted row.
  */
 export async function insertObservations(db: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const col = <T>(f: (r: CheckedRow) => T) => rows.map(f);
-  const { rows: inserted } = await db.query<{ id: string }>(
+  const { rows: inserted } = await db.query<{ id: string; dedupe_hash: string }>(
     `INSERT INTO typed_observations (project_id, id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool,
        value_ts, observed_at, source, trust, status, quarantine_reason, raw, dedupe_hash)
      SELECT $1, r.id, r.attribute_key, r.subject_kind, r.subject_external_id, r.value_numeric, r.value_text, r.value_bool,
@@ -105,8 +106,9 @@ export async function insertObservations(db: Queryable, projectId: string, rows:
        $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[], $16::text[])
        AS r(id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at,
             source, trust, status, reason, raw, dedupe_hash)
+     ORDER BY r.dedupe_hash COLLATE "C"
      ON CONFLICT DO NOTHING
-     RETURNING id`,
+     RETURNING id, dedupe_hash`,
     [
       projectId,
       col((r) => r.id),
@@ -126,8 +128,10 @@ export async function insertObservations(db: Queryable, projectId: string, rows:
       col((r) => r.dedupeHash),
     ],
   );
-  return new Set(inserted.map((r) => r.id));
+  return new Set(inserted.map((r) => insertedKey(r.id, r.dedupe_hash)));
 }
+
+export const insertedKey = (id: string, dedupeHash: string) => `${id}|${dedupeHash}`;
 
 /** Which of these dedupe hashes are stored. */
 export async function existingHashes(db: Queryable, projectId: string, hashes: readonly string[]): Promise<Set<string>> {

@@ -36,12 +36,28 @@ export interface CheckedRow {
 const VALUE_FIELDS = { numeric: 'valueNumeric', categorical: 'valueText', temporal: 'valueTs', boolean: 'valueBool' } as const;
 type ValueField = (typeof VALUE_FIELDS)[DataType];
 
-/** ISO 8601 at millisecond precision, or undefined when the text is not a timestamp. */
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * ISO 8601 at millisecond precision, or undefined when the text is not a real instant: the date
+ * must exist (no February 30th), the year must be 1 or later, and a time without an offset is UTC.
+ */
 export function normaliseTimestamp(text: string): string | undefined {
-  // Date.parse accepts many shapes; insist on an ISO date at the front so "12" is not year 2001.
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text.trim())) return undefined;
-  const ms = Date.parse(text);
+  const match = ISO_DATE.exec(text.trim());
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second, offset] = match;
+  const y = Number(year);
+  const m = Number(month);
+  const d = Number(day);
+  if (y < 1 || m < 1 || m > 12 || d < 1 || d > new Date(Date.UTC(2000, m, 0)).getUTCDate() || (m === 2 && d === 29 && !isLeapYear(y))) return undefined;
+  if (hour !== undefined && (Number(hour) > 23 || Number(minute) > 59 || Number(second ?? 0) > 59)) return undefined;
+  const withOffset = hour !== undefined && offset === undefined ? `${text.trim()}Z` : text.trim();
+  const ms = Date.parse(withOffset);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined;
+}
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
 function present(value: unknown): boolean {
@@ -69,6 +85,7 @@ function problemOf(row: ObservationInput, rule: AttributeRule | undefined, obser
     const value = row.valueNumeric!;
     if (rule.minValid !== null && value < rule.minValid) return `value ${value} below minValid ${rule.minValid}`;
     if (rule.maxValid !== null && value > rule.maxValid) return `value ${value} above maxValid ${rule.maxValid}`;
+    if (!Number.isFinite(value * value)) return `value ${value} is too large to accumulate (its square overflows)`;
   }
   return undefined;
 }

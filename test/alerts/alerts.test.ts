@@ -100,6 +100,11 @@ describe('alert rules', () => {
     return res.json();
   };
   const user = (externalId: string) => ({ kind: 'user', externalId });
+  /** A rule as GET answers it: webhook secrets are shown only by create and patch. */
+  const readBack = (rule: { notify: { kind: string; url?: string; secret?: string }[] }) => ({
+    ...rule,
+    notify: rule.notify.map((c) => (c.kind === 'webhook' ? { kind: c.kind, url: c.url } : c)),
+  });
 
   describe('CRUD', () => {
     it('creates a rule (201) with defaults and a generated whsec_ secret, and reads it back', async () => {
@@ -122,11 +127,23 @@ describe('alert rules', () => {
         updated: expect.any(String),
       });
       expect(() => new Webhook(rule.notify[0].secret)).not.toThrow();
+      // Read back, the secret is withheld: only the answers to create and patch show it.
+      const readBack = { ...rule, notify: [{ kind: 'webhook', url: sink.url }] };
       const got = await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`);
       expect(got.statusCode).toBe(200);
-      expect(got.json()).toEqual(rule);
+      expect(got.json()).toEqual(readBack);
       const list = await h.call('GET', p.projectId, '/memory-alerts');
-      expect(list.json()).toContainEqual(rule);
+      expect(list.json()).toContainEqual(readBack);
+    });
+
+    it('keeps the secret of a webhook when a PATCH of notify resends its URL without one, and rotates it when one is sent', async () => {
+      const rule = await createRule({ enabled: false, trigger: { kind: 'engine-event', eventTypes: ['never.x'] } });
+      const secret = rule.notify[0]!.secret!;
+      const same = await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { body: { notify: [webhook(), { kind: 'memory', writeAs: { content: 'x', scope: 'project' } }] } });
+      expect(same.statusCode, same.body).toBe(200);
+      expect(same.json().notify[0].secret).toBe(secret);
+      const rotated = await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { body: { notify: [{ ...webhook(), secret: 'a-new-raw-secret' }] } });
+      expect(rotated.json().notify).toEqual([{ kind: 'webhook', url: sink.url, secret: 'a-new-raw-secret' }]);
     });
 
     it('keeps a given secret and stores every field as sent', async () => {
@@ -144,11 +161,11 @@ describe('alert rules', () => {
       };
       const rule = await createRule(body);
       expect(rule).toMatchObject(body);
+      expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json()).toMatchObject({ ...body, notify: [{ kind: 'webhook', url: sink.url }, body.notify[1]] });
     });
 
     it('keeps metadataMatch numbers, booleans and nulls as sent, not as strings', async () => {
-      // BUG: the app's Ajv coerces request bodies (coerceTypes), and in an anyOf the first branch
-      // (string) coerces 100 -> "100", true -> "true", null -> "".
+      // Bodies are validated without type coercion: in an anyOf, coercion would turn 100 into "100".
       const metadataMatch = { 'order.total': 100, paid: true, coupon: null, currency: 'EUR' };
       const rule = await createRule({ enabled: false, trigger: { kind: 'engine-event', eventTypes: ['never.x'] }, filter: { metadataMatch } });
       expect(rule.filter).toEqual({ metadataMatch });
@@ -156,7 +173,6 @@ describe('alert rules', () => {
     });
 
     it('stores description null as null on create, and PATCH description null clears it', async () => {
-      // BUG: same coercion: null in Union(String, Null) becomes "".
       const created = await createRule({ enabled: false, description: null, trigger: { kind: 'engine-event', eventTypes: ['never.x'] } });
       expect(created.description).toBeNull();
       const described = await h.call('PATCH', p.projectId, `/memory-alerts/${created.id}`, { body: { description: 'text' } });
@@ -189,7 +205,7 @@ describe('alert rules', () => {
         body: { enabled: true, trigger: { kind: 'pattern-emerged', patternKind: 'weekly' }, filter: { categories: ['c'] }, throttle: { maxPerHour: 1 } },
       });
       expect(retargeted.json()).toMatchObject({ enabled: true, trigger: { kind: 'pattern-emerged', patternKind: 'weekly' }, filter: { categories: ['c'] }, throttle: { maxPerHour: 1 } });
-      expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json()).toEqual(retargeted.json());
+      expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json()).toEqual(readBack(retargeted.json()));
     });
 
     it('deletes a rule (204) together with its fires', async () => {
@@ -257,8 +273,7 @@ describe('alert rules', () => {
     });
 
     it('refuses a whsec_ secret whose key is not base64 when the rule is created, not at every delivery', async () => {
-      // BUG: the schema takes any 8+ character secret and create stores it; signing then throws in
-      // webhookHeaders (called outside sendWebhook's try), so every fire stays pending forever.
+      // Accepted, it could never sign a delivery, so every fire would fail.
       const res = await h.call('POST', p.projectId, '/memory-alerts', {
         body: { name: 'bad secret', enabled: false, trigger: { kind: 'engine-event', eventTypes: ['never.x'] }, notify: [{ kind: 'webhook', url: sink.url, secret: 'whsec_not base64!' }] },
       });
@@ -415,7 +430,6 @@ describe('alert rules', () => {
     });
 
     it('matches metadataMatch numbers, booleans and nulls against the payload (WIRE: { "order.total": 100 })', async () => {
-      // BUG: the stored filter holds "100", "true" and "" (body coercion), so these never match.
       const q = await h.project();
       const rule = await createRule({ trigger: { kind: 'engine-event', eventTypes: ['filt.num'] }, filter: { metadataMatch: { 'order.total': 100, 'order.paid': true, 'order.coupon': null } } }, q.projectId);
       const hit = await emit({ eventType: 'filt.num', payloadJson: '{"order":{"total":100,"paid":true,"coupon":null}}' }, q.projectId);
@@ -749,7 +763,7 @@ describe('alert rules', () => {
       expect(create.statusCode).toBe(403);
       expect((await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { apiKey: readKey, body: { enabled: false } })).statusCode).toBe(403);
       expect((await h.call('DELETE', p.projectId, `/memory-alerts/${rule.id}`, { apiKey: readKey })).statusCode).toBe(403);
-      expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json()).toEqual(rule);
+      expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json()).toEqual(readBack(rule));
     });
 
     it('answers 401 without a key', async () => {
@@ -790,7 +804,7 @@ describe('alert rules', () => {
       expect((await h.call('PATCH', b.projectId, `/memory-alerts/${ruleA.id}`, { body: { enabled: false } })).statusCode).toBe(404);
       expect((await h.call('DELETE', b.projectId, `/memory-alerts/${ruleA.id}`)).statusCode).toBe(404);
       expect((await h.call('GET', b.projectId, '/memory-alerts')).json().map((r: { id: string }) => r.id)).toEqual([ruleB.id]);
-      expect((await h.call('GET', a.projectId, `/memory-alerts/${ruleA.id}`)).json()).toEqual(ruleA);
+      expect((await h.call('GET', a.projectId, `/memory-alerts/${ruleA.id}`)).json()).toEqual(readBack(ruleA));
       // A's events fire only A's rules.
       expect((await emit({ eventType: 'iso.x', subject: user('u'), dedupeKey: 'iso' }, a.projectId)).alertDispatches).toBe(1);
       expect(await fires(ruleA.id, a.projectId)).toHaveLength(1);

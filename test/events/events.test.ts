@@ -86,8 +86,7 @@ describe('events', () => {
     });
 
     it('stores sourcePatternId and emittedByPack sent as null as null', async () => {
-      // BUG: request bodies are coerced (src/app.ts ajv coerceTypes), and the string branch of
-      // Union(String, Null) turns null into "".
+      // Bodies are not type-coerced: the string branch of Union(String, Null) would turn null into "".
       const res = await emit({ eventType: 'nulls.sent', sourcePatternId: null, emittedByPack: null, subject: null, dedupeKey: 'nulls-1' });
       expect(res.statusCode, res.body).toBe(200);
       const [logged] = await poll('?eventTypes=nulls.sent');
@@ -150,10 +149,15 @@ describe('events', () => {
       expect(first.json().emitted).toBe(true);
       expect(second.json()).toMatchObject({ emitted: false, event: { id: first.json().event.id } });
       expect(third.json()).toMatchObject({ emitted: false, event: { id: first.json().event.id } });
+      // Key order inside the payload does not make a new event.
+      const reordered = await emit({ eventType: 'replay.plain', subject: { kind: 'user', externalId: 'u1' }, payloadJson: '{"y":{"b":2,"a":1},"x":1}' });
+      const reorderedAgain = await emit({ eventType: 'replay.plain', subject: { kind: 'user', externalId: 'u1' }, payloadJson: '{"x":1,"y":{"a":1,"b":2}}' });
+      expect(reordered.json().emitted).toBe(true);
+      expect(reorderedAgain.json()).toMatchObject({ emitted: false, event: { id: reordered.json().event.id } });
       // Different content is a different event.
       const changed = await emit({ ...body, payloadJson: '{"x":2}' });
       expect(changed.json().emitted).toBe(true);
-      expect(await poll('?eventTypes=replay.plain')).toHaveLength(2);
+      expect(await poll('?eventTypes=replay.plain')).toHaveLength(3);
     });
 
     it('makes concurrent identical emits one event, emitted exactly once', async () => {

@@ -290,19 +290,14 @@ describe('typed attributes over HTTP', () => {
       expect(await a.accumulator(p.projectId, 'user', 'c1', 'hr')).toMatchObject({ count: 1, sum: 60, last: 60 });
     });
 
-    // BUG: TypedService.store marks every row whose id is in the inserted set as stored, so two rows
-    // sharing a client id in one batch are both counted (accepted 2) and both folded into the
-    // accumulator, although only the first row is in the table.
-    it.fails('counts a row repeated with its client id inside one batch as a duplicate', async () => {
+    it('counts a row repeated with its client id inside one batch as a duplicate', async () => {
       const row = { ...numeric('inbatch-same', 60, 0), id: 'inbatch-1' };
       const res = await a.ingest(p.projectId, [row, row]);
       expect(res.json()).toEqual({ accepted: 1, quarantined: 0, duplicates: 1, quarantineReasons: {} });
       expect((await a.accumulator(p.projectId, 'user', 'inbatch-same', 'hr')).count).toBe(1);
     });
 
-    // BUG (same cause): the second row is neither stored nor quarantined, yet it is reported accepted
-    // and its value is folded into the accumulator: the data is lost and the statistics are wrong.
-    it.fails('quarantines a client id reused with different content inside one batch', async () => {
+    it('quarantines a client id reused with different content inside one batch', async () => {
       const res = await a.ingest(p.projectId, [
         { ...numeric('inbatch-diff', 60, 0), id: 'inbatch-2' },
         { ...numeric('inbatch-diff', 65, 1), id: 'inbatch-2' },
@@ -344,17 +339,13 @@ describe('typed attributes over HTTP', () => {
       expect(stored!.observedAt).toBe('2026-01-01T00:00:00.123Z');
     });
 
-    // BUG: year 0000 passes normaliseTimestamp but Postgres has no year 0, so the insert throws and
-    // the whole request is a 500 instead of the row being quarantined.
-    it.fails('quarantines an observedAt Postgres cannot store (year 0000) instead of failing the call', async () => {
+    it('quarantines an observedAt Postgres cannot store (year 0000) instead of failing the call', async () => {
       const res = await a.ingest(p.projectId, [numeric('y0', 60, 0, { observedAt: '0000-01-01T00:00:00Z' })]);
       expect(res.statusCode).toBe(200);
       expect(res.json().quarantined).toBe(1);
     });
 
-    // BUG: |value| above ~1.3e154 overflows sumSq to Infinity; variance becomes NaN and every later
-    // GET /memory-typed/accumulator for the subject is a 500.
-    it.fails('keeps the accumulator readable after very large values', async () => {
+    it('keeps the accumulator readable after very large values', async () => {
       await a.define(p.projectId, { attributeKey: 'steps-unbounded', dataType: 'numeric' });
       const res = await a.ingest(p.projectId, [
         { ...numeric('huge', 0, 0), attributeKey: 'steps-unbounded' },
@@ -379,13 +370,8 @@ describe('typed attributes over HTTP', () => {
       expect(await a.events(p.projectId, 'user', 'dup-par')).toHaveLength(20);
     });
 
-    // BUG (Postgres only): insertObservations inserts a batch's rows in request order, so two requests
-    // carrying the same rows in different orders can each hold a unique-index entry the other needs:
-    // Postgres aborts one with 40P01 "deadlock detected" and that request answers 500. Here a third
-    // transaction holds the middle row until both requests wait on it, which makes the race certain;
-    // without it, two concurrent 500-row batches in opposite orders fail in about half the tries.
-    const raceIt = backend === 'pg' ? it.fails : it;
-    raceIt('counts overlapping batches in opposite orders once when they meet at a row another transaction holds', async () => {
+    // A third transaction holds the middle row until both requests wait on it, so they meet there.
+    it('counts overlapping batches in opposite orders once when they meet at a row another transaction holds', async () => {
       const rows = Array.from({ length: 21 }, (_, i) => numeric('race', 40 + i, i));
       const rules = await loadRules(h.ctx.db, p.projectId, ['hr']);
       let pending: Promise<LightMyRequestResponse[]> | undefined;

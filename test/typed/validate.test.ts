@@ -111,9 +111,7 @@ describe('checkRows: quarantine reasons', () => {
     expect(check(row)).toMatchObject({ status: 'quarantined', raw: row, trust: 1, valueTs: null, id: 'r1' });
   });
 
-  // BUG: Date.parse rolls 2026-02-30 over to 2026-03-02, so a date that does not exist is stored
-  // as another day instead of being quarantined (Postgres itself refuses '2026-02-30').
-  it.fails('quarantines a calendar date that does not exist (2026-02-30)', () => {
+  it('quarantines a calendar date that does not exist (2026-02-30)', () => {
     const checked = check(hr(60, { observedAt: '2026-02-30T00:00:00Z' }));
     expect(checked.status).toBe('quarantined');
     expect(checked.reason).toMatch(/observedAt/);
