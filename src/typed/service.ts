@@ -132,7 +132,7 @@ export class TypedService {
       sourceMemoryIds: [],
       sourcePatternId: null,
       emittedByPack: null,
-      dedupeKey: `typed.observation:${row.id}`,
+      dedupeKey: `typed:${row.id}`,
     }));
     const { fires } = await this.events.appendInTransaction(tx, projectId, events);
 

@@ -96,37 +96,35 @@ export async function loadRules(db: Queryable, projectId: string, keys: readonly
  */
 export async function insertObservations(db: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const col = <T>(f: (r: CheckedRow) => T) => rows.map(f);
+  const payload = rows.map((r) => ({
+    id: r.id,
+    attribute_key: r.attributeKey,
+    subject_kind: r.subjectKind,
+    subject_external_id: r.subjectExternalId,
+    value_numeric: r.valueNumeric,
+    value_text: r.valueText,
+    value_bool: r.valueBool,
+    value_ts: r.valueTs,
+    observed_at: r.observedAt,
+    source: r.source,
+    trust: r.trust,
+    status: r.status,
+    reason: r.reason,
+    raw: r.raw,
+    dedupe_hash: r.dedupeHash,
+  }));
   const { rows: inserted } = await db.query<{ id: string; dedupe_hash: string }>(
     `INSERT INTO typed_observations (project_id, id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool,
        value_ts, observed_at, source, trust, status, quarantine_reason, raw, dedupe_hash)
      SELECT $1, r.id, r.attribute_key, r.subject_kind, r.subject_external_id, r.value_numeric, r.value_text, r.value_bool,
-       r.value_ts::timestamptz, r.observed_at::timestamptz, r.source, r.trust, r.status, r.reason, r.raw::jsonb, r.dedupe_hash
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::boolean[], $9::text[], $10::text[],
-       $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[], $16::text[])
-       AS r(id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at,
-            source, trust, status, reason, raw, dedupe_hash)
+       r.value_ts, r.observed_at, r.source, r.trust, r.status, r.reason, r.raw, r.dedupe_hash
+     FROM jsonb_to_recordset($2::jsonb) AS r(id text, attribute_key text, subject_kind text, subject_external_id text, value_numeric float8,
+       value_text text, value_bool boolean, value_ts timestamptz, observed_at timestamptz, source text, trust float8, status text, reason text,
+       raw jsonb, dedupe_hash text)
      ORDER BY r.dedupe_hash COLLATE "C"
      ON CONFLICT DO NOTHING
      RETURNING id, dedupe_hash`,
-    [
-      projectId,
-      col((r) => r.id),
-      col((r) => r.attributeKey),
-      col((r) => r.subjectKind),
-      col((r) => r.subjectExternalId),
-      col((r) => r.valueNumeric),
-      col((r) => r.valueText),
-      col((r) => r.valueBool),
-      col((r) => r.valueTs),
-      col((r) => r.observedAt),
-      col((r) => r.source),
-      col((r) => r.trust),
-      col((r) => r.status),
-      col((r) => r.reason),
-      col((r) => (r.raw === null ? null : JSON.stringify(r.raw))),
-      col((r) => r.dedupeHash),
-    ],
+    [projectId, JSON.stringify(payload)],
   );
   return new Set(inserted.map((r) => insertedKey(r.id, r.dedupe_hash)));
 }

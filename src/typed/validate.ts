@@ -1,7 +1,7 @@
 // Checks each observation row against its attribute's definition. Pure: a row is either a clean
 // row ready to store as accepted, or the same row with the reason it is quarantined. Nothing is
 // dropped here; duplicates are found by the store (a unique hash), so they are exact under races.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { newId } from '../platform/ids.js';
 import type { DataType, ObservationInput } from './schemas.js';
 
@@ -91,7 +91,7 @@ function problemOf(row: ObservationInput, rule: AttributeRule | undefined, obser
 }
 
 function dedupeHash(parts: readonly unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 32);
+  return hash('sha256', JSON.stringify(parts), 'base64url').slice(0, 32);
 }
 
 export function checkRows(rows: readonly ObservationInput[], rules: ReadonlyMap<string, AttributeRule>): CheckedRow[] {
