@@ -1,9 +1,9 @@
 // SQL for alert rules and fires.
 import type { Queryable } from '../platform/db.js';
+import { iso } from '../platform/sql.js';
 import type { ThrottleHistory } from './match.js';
 import type { Channel, DeliveryResult, Filter, Fire, Rule, Throttle, Trigger } from './schemas.js';
 
-const iso = (d: Date | string) => new Date(d).toISOString();
 
 interface RuleRow {
   id: string;

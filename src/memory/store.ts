@@ -1,7 +1,7 @@
 // SQL for memories.
 import pgvector from 'pgvector';
 import type { Queryable } from '../platform/db.js';
-import { Conditions } from '../platform/sql.js';
+import { Conditions, iso } from '../platform/sql.js';
 import { contentHash } from './content-hash.js';
 import type { Memory, MemoryScope, MemoryStatus, MemoryType } from './schemas.js';
 
@@ -70,7 +70,6 @@ export const MEMORY_COLUMNS = `m.id, m.project_id, m.content, m.type, m.scope, m
   m.superseded_by, m.superseded_at, m.source_memory_ids, m.confirmed_at, m.confirmed_by, m.review_reason,
   m.negative_rating_count, (m.embedding IS NOT NULL) AS has_embedding`;
 
-const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
 
 export function toMemory(row: MemoryRow): Memory {
   return {

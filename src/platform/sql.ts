@@ -28,3 +28,10 @@ export class Conditions {
     return this.clauses.length === 0 ? 'TRUE' : this.clauses.join(' AND ');
   }
 }
+
+/** A timestamp column as ISO 8601 (UTC, milliseconds); null stays null. */
+export function iso(value: Date | string): string;
+export function iso(value: Date | string | null): string | null;
+export function iso(value: Date | string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
+}

@@ -1,11 +1,10 @@
 // SQL for typed attributes, observations, accumulators and queued ingest batches.
 import type { Queryable } from '../platform/db.js';
-import { Conditions } from '../platform/sql.js';
+import { Conditions, iso } from '../platform/sql.js';
 import type { AccumulatorState } from './accumulator.js';
 import type { Accumulator, Attribute, AttributeBody, DataType, Observation, ObservationInput, ObservationStatus } from './schemas.js';
 import type { AttributeRule, CheckedRow } from './validate.js';
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 interface AttributeRow {
   id: string;
