@@ -158,7 +158,7 @@ export class AlertService {
     if (candidates.length === 0) return [];
 
     const throttledKeys = [...new Set(candidates.filter((c) => isThrottled(c.rule.throttle)).map((c) => c.dedupeKey))];
-    const windowMinutes = Math.max(0, ...candidates.map((c) => c.rule.throttle?.cooldownMinutes ?? 0));
+    const windowMinutes = rules.reduce((most, rule) => Math.max(most, rule.throttle?.cooldownMinutes ?? 0), 0);
     const { now, history } = await store.throttleHistory(tx, projectId, throttledKeys, windowMinutes);
 
     const fires: (store.NewFire & PendingFire)[] = [];
