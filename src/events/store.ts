@@ -49,17 +49,18 @@ function toEvent(row: EventRow): LoggedEvent {
  */
 export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[]): Promise<LoggedEvent[]> {
   if (events.length === 0) return [];
+  // Absent keys read as NULL in jsonb_to_recordset: empty and null fields are left out of the text.
   const rows = events.map((e, n) => ({
     n,
     id: newId('evt'),
     event_type: e.eventType,
-    subject_kind: e.subject?.kind ?? null,
-    subject_external_id: e.subject?.externalId ?? null,
+    subject_kind: e.subject?.kind,
+    subject_external_id: e.subject?.externalId,
     severity: e.severity,
     payload: e.payload,
-    source_memory_ids: e.sourceMemoryIds,
-    source_pattern_id: e.sourcePatternId,
-    emitted_by_pack: e.emittedByPack,
+    source_memory_ids: e.sourceMemoryIds.length > 0 ? e.sourceMemoryIds : undefined,
+    source_pattern_id: e.sourcePatternId ?? undefined,
+    emitted_by_pack: e.emittedByPack ?? undefined,
     dedupe_key: e.dedupeKey,
   }));
   const { rows: appended } = await db.query<{ id: string; occurred_at: string }>(
@@ -72,7 +73,7 @@ export async function appendEvents(db: Queryable, projectId: string, events: rea
      )
      INSERT INTO events (id, project_id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids,
        source_pattern_id, emitted_by_pack, dedupe_key, occurred_at)
-     SELECT e.id, $1, e.event_type, e.subject_kind, e.subject_external_id, e.severity, e.payload, e.source_memory_ids,
+     SELECT e.id, $1, e.event_type, e.subject_kind, e.subject_external_id, e.severity, e.payload, coalesce(e.source_memory_ids, '{}'),
        e.source_pattern_id, e.emitted_by_pack, e.dedupe_key, clock.first_at + e.n * interval '1 microsecond'
      FROM clock, jsonb_to_recordset($3::jsonb) AS e(n int, id text, event_type text, subject_kind text, subject_external_id text, severity text,
        payload jsonb, source_memory_ids text[], source_pattern_id text, emitted_by_pack text, dedupe_key text)
