@@ -66,8 +66,8 @@ export class EventLog {
   ) {}
 
   /** Appends inside the caller's transaction and evaluates the rules there; deliver with `dispatch` after commit. */
-  async appendInTransaction(tx: Queryable, projectId: string, events: readonly NewEvent[]) {
-    const appended = await store.appendEvents(tx, projectId, events);
+  async appendInTransaction(tx: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}) {
+    const appended = await store.appendEvents(tx, projectId, events, options);
     const fires = await this.alerts.evaluate(tx, projectId, appended);
     return { appended, fires };
   }

@@ -1,7 +1,7 @@
 // SQL for the event log. occurredAt comes from a per-project clock row: taking it locks the row
 // until the transaction ends, so events become visible in occurredAt order and a poller paging by
 // the last occurredAt can never miss one that commits later with an earlier time.
-import type { Queryable } from '../platform/db.js';
+import { UNIQUE_VIOLATION, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
 import type { LoggedEvent, NewEvent, Severity } from './schemas.js';
@@ -46,9 +46,29 @@ function toEvent(row: EventRow): LoggedEvent {
  * dedupeKey exists is skipped. Answers the appended events. Call it last in a transaction: the
  * clock row stays locked until commit. The rows travel as one JSON parameter (cheaper to encode
  * than ten arrays) and only ids and times come back.
+ *
+ * `keysAreNew` (inside a transaction only): the caller's dedupe keys cannot exist yet (they name
+ * rows it has just inserted), so the insert skips ON CONFLICT, which costs about a third of it;
+ * should one exist after all, the insert is rolled back to a savepoint and redone with it.
  */
-export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[]): Promise<LoggedEvent[]> {
+export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}): Promise<LoggedEvent[]> {
   if (events.length === 0) return [];
+  if (!options.keysAreNew) return insertEvents(db, projectId, events, true);
+  await db.query('SAVEPOINT append_events');
+  try {
+    const appended = await insertEvents(db, projectId, events, false);
+    await db.query('RELEASE SAVEPOINT append_events');
+    return appended;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+    await db.query('ROLLBACK TO SAVEPOINT append_events');
+    const appended = await insertEvents(db, projectId, events, true);
+    await db.query('RELEASE SAVEPOINT append_events');
+    return appended;
+  }
+}
+
+async function insertEvents(db: Queryable, projectId: string, events: readonly NewEvent[], skipExisting: boolean): Promise<LoggedEvent[]> {
   // Absent keys read as NULL in jsonb_to_recordset: empty and null fields are left out of the text.
   const rows = events.map((e, n) => ({
     n,
@@ -77,7 +97,7 @@ export async function appendEvents(db: Queryable, projectId: string, events: rea
        e.source_pattern_id, e.emitted_by_pack, e.dedupe_key, clock.first_at + e.n * interval '1 microsecond'
      FROM clock, jsonb_to_recordset($3::jsonb) AS e(n int, id text, event_type text, subject_kind text, subject_external_id text, severity text,
        payload jsonb, source_memory_ids text[], source_pattern_id text, emitted_by_pack text, dedupe_key text)
-     ON CONFLICT DO NOTHING
+     ${skipExisting ? 'ON CONFLICT DO NOTHING' : ''}
      RETURNING id, ${ISO_MICROS('occurred_at')} AS occurred_at`,
     [projectId, events.length, JSON.stringify(rows)],
   );

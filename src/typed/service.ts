@@ -134,7 +134,8 @@ export class TypedService {
       emittedByPack: null,
       dedupeKey: `typed:${row.id}`,
     }));
-    const { fires } = await this.events.appendInTransaction(tx, projectId, events);
+    // Each key names an observation this transaction has just stored, so it cannot exist yet.
+    const { fires } = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
 
     const quarantined = stored.filter((row) => row.status === 'quarantined');
     return {
