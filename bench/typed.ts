@@ -413,7 +413,7 @@ function statementName(sql: string): string {
   const text = sql.replace(/\s+/g, ' ').trim();
   const known: [RegExp, string][] = [
     [/^SELECT \* FROM typed_attributes/, 'loadRules (SELECT typed_attributes)'],
-    [/^INSERT INTO typed_observations/, 'insertObservations (INSERT … jsonb_to_recordset, ON CONFLICT DO NOTHING)'],
+    [/^INSERT INTO typed_observations/, 'insertObservations (INSERT … jsonb_to_recordset; ON CONFLICT only on a retry)'],
     [/^SELECT dedupe_hash FROM typed_observations/, 'existingHashes'],
     [/^INSERT INTO typed_accumulators/, 'lockAccumulators: INSERT missing accumulators'],
     [/^SELECT a\.\* FROM typed_accumulators/, 'lockAccumulators: SELECT … FOR UPDATE'],

@@ -1,7 +1,7 @@
 // SQL for the event log. occurredAt comes from a per-project clock row: taking it locks the row
 // until the transaction ends, so events become visible in occurredAt order and a poller paging by
 // the last occurredAt can never miss one that commits later with an earlier time.
-import { UNIQUE_VIOLATION, type Queryable } from '../platform/db.js';
+import { fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
 import type { LoggedEvent, NewEvent, Severity } from './schemas.js';
@@ -53,19 +53,8 @@ function toEvent(row: EventRow): LoggedEvent {
  */
 export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}): Promise<LoggedEvent[]> {
   if (events.length === 0) return [];
-  if (!options.keysAreNew) return insertEvents(db, projectId, events, true);
-  await db.query('SAVEPOINT append_events');
-  try {
-    const appended = await insertEvents(db, projectId, events, false);
-    await db.query('RELEASE SAVEPOINT append_events');
-    return appended;
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-    await db.query('ROLLBACK TO SAVEPOINT append_events');
-    const appended = await insertEvents(db, projectId, events, true);
-    await db.query('RELEASE SAVEPOINT append_events');
-    return appended;
-  }
+  const safe = () => insertEvents(db, projectId, events, true);
+  return options.keysAreNew ? fastUnlessConflict(db, () => insertEvents(db, projectId, events, false), safe) : safe();
 }
 
 async function insertEvents(db: Queryable, projectId: string, events: readonly NewEvent[], skipExisting: boolean): Promise<LoggedEvent[]> {

@@ -43,3 +43,22 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 export const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Inside a transaction: runs `fast` (say, an insert without ON CONFLICT, which is much cheaper in
+ * bulk) and, should it hit a unique violation, rolls back to a savepoint and runs `safe` instead.
+ */
+export async function fastUnlessConflict<T>(tx: Queryable, fast: () => Promise<T>, safe: () => Promise<T>): Promise<T> {
+  await tx.query('SAVEPOINT fast_unless_conflict');
+  try {
+    const result = await fast();
+    await tx.query('RELEASE SAVEPOINT fast_unless_conflict');
+    return result;
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== UNIQUE_VIOLATION) throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT fast_unless_conflict');
+    const result = await safe();
+    await tx.query('RELEASE SAVEPOINT fast_unless_conflict');
+    return result;
+  }
+}

@@ -155,7 +155,7 @@ export class TypedService {
    * new id so nothing is lost.
    */
   private async store(tx: Queryable, projectId: string, checked: CheckedRow[]): Promise<{ stored: CheckedRow[]; duplicates: number }> {
-    const inserted = await store.insertObservations(tx, projectId, checked);
+    const inserted = await store.insertObservations(tx, projectId, checked, { optimistic: true });
     // A row was stored when its id and hash came back, and it is the first row of the batch with
     // that pair (an exact repeat inside the batch, same id included, is a duplicate).
     const seen = new Set<string>();

@@ -1,5 +1,5 @@
 // SQL for typed attributes, observations, accumulators and queued ingest batches.
-import type { Queryable } from '../platform/db.js';
+import { fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { Conditions, iso } from '../platform/sql.js';
 import type { AccumulatorState } from './accumulator.js';
 import type { Accumulator, Attribute, AttributeBody, DataType, Observation, ObservationInput, ObservationStatus } from './schemas.js';
@@ -93,8 +93,14 @@ export async function loadRules(db: Queryable, projectId: string, keys: readonly
  * skip. Rows go in dedupe-hash order, so two batches holding the same rows wait for each other
  * instead of deadlocking. Answers `id|hash` of each inserted row.
  */
-export async function insertObservations(db: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<Set<string>> {
+export async function insertObservations(db: Queryable, projectId: string, rows: readonly CheckedRow[], options: { optimistic?: boolean } = {}): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
+  const safe = () => insertRows(db, projectId, rows, true);
+  // Most batches repeat nothing: try without ON CONFLICT (far cheaper in bulk), redo with it on a clash.
+  return options.optimistic ? fastUnlessConflict(db, () => insertRows(db, projectId, rows, false), safe) : safe();
+}
+
+async function insertRows(db: Queryable, projectId: string, rows: readonly CheckedRow[], skipExisting: boolean): Promise<Set<string>> {
   // Absent keys read as NULL in jsonb_to_recordset, so nulls are left out: a smaller text to build and parse.
   const payload = rows.map((r) => ({
     id: r.id,
@@ -122,7 +128,7 @@ export async function insertObservations(db: Queryable, projectId: string, rows:
        value_text text, value_bool boolean, value_ts timestamptz, observed_at timestamptz, source text, trust float8, status text, reason text,
        raw jsonb, dedupe_hash text)
      ORDER BY r.dedupe_hash COLLATE "C"
-     ON CONFLICT DO NOTHING
+     ${skipExisting ? 'ON CONFLICT DO NOTHING' : ''}
      RETURNING id, dedupe_hash`,
     [projectId, JSON.stringify(payload)],
   );
