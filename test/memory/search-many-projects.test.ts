@@ -1,7 +1,8 @@
 // The filtered-ANN trap (DESIGN.md): pgvector filters after the HNSW scan, so a small project in a
 // shared table could get back far fewer than k hits. A project search must return min(k, matching).
-// The sizes are chosen so that the trap shows: with hnsw.iterative_scan off, project `mid` (about 4%
-// of the table, above the exact-scan limit) gets 4 hits instead of 10 and this test fails.
+// The sizes are chosen so that the trap shows: with hnsw.iterative_scan off, project `mid` (about 1%
+// of the table, above the exact-scan limit) gets fewer than 10 hits from the 400 candidates that
+// ef_search yields, and this test fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMemories, writeEmbeddings } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
@@ -30,9 +31,9 @@ describe('search with 50 projects in one table', () => {
   const sizes = new Map<string, number>();
 
   beforeAll(async () => {
-    // Exact scan up to 100 embedded rows, HNSW with iterative scan above: both paths get exercised.
-    h = await createHarness({ env: { SEARCH_EXACT_SCAN_MAX_ROWS: '100' } });
-    const plan: [string, number][] = [['big', 2500], ['mid', 110]];
+    // Exact scan up to 20 embedded rows, HNSW with iterative scan above: both paths get exercised.
+    h = await createHarness({ env: { SEARCH_EXACT_SCAN_MAX_ROWS: '20' } });
+    const plan: [string, number][] = [['big', 2500], ['mid', 25]];
     for (let i = 1; i <= 48; i++) plan.push([`small-${i}`, i % 16]);
     for (const [name, count] of plan) {
       const { projectId } = await h.project({ id: `ann-${name}` });
