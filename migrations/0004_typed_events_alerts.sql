@@ -47,6 +47,10 @@ CREATE TABLE typed_observations (
 );
 CREATE INDEX typed_observations_subject ON typed_observations (project_id, subject_kind, subject_external_id, attribute_key, observed_at);
 CREATE INDEX typed_observations_attribute ON typed_observations (project_id, attribute_key, observed_at);
+-- The listing's order (newest observed first, rows without a time last), unfiltered and for the
+-- quarantine, so a page never sorts a whole project.
+CREATE INDEX typed_observations_time ON typed_observations (project_id, observed_at DESC NULLS LAST, id DESC);
+CREATE INDEX typed_observations_quarantined ON typed_observations (project_id, observed_at DESC NULLS LAST, id DESC) WHERE status = 'quarantined';
 
 -- Running statistics per subject and attribute. mean, variance and stddev are derived on read.
 -- `last_*` is the observation latest by (observed_at, id); ewma runs in that same order.
