@@ -157,6 +157,7 @@ export type Rule = Static<typeof RuleSchema>;
 
 export const DeliveryResultSchema = Type.Object({
   channel: Type.String({ description: 'webhook or memory' }),
+  url: Type.Optional(Type.String({ description: 'The webhook target this delivery goes to' })),
   ok: Type.Boolean(),
   error: Type.Optional(Type.String()),
   pending: Type.Boolean({ description: 'A retry is scheduled (or the first attempt is queued)' }),

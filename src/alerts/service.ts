@@ -179,7 +179,7 @@ export class AlertService {
         subjectKind: event.subject?.kind ?? null,
         subjectExternalId: event.subject?.externalId ?? null,
         dedupeKey,
-        deliveryResults: rule.notify.map((channel) => ({ channel: channel.kind, ok: false, pending: true, attempts: 0 })),
+        deliveryResults: rule.notify.map((channel) => ({ ...channelTarget(channel), ok: false, pending: true, attempts: 0 })),
       });
     }
     await store.insertFires(tx, projectId, fires);
@@ -220,6 +220,17 @@ export class AlertService {
     const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
     const [event] = fire.eventId === null ? [] : await getEvents(this.db, payload.projectId, [fire.eventId]);
     if (!rule || !event) return { delivered: false };
+    const target = rule.notify[payload.channel];
+    if (current && (!target || !sameTarget(current, channelTarget(target)))) {
+      // The rule's channels were edited since the fire: never send it to a target the owner removed.
+      await store.setDeliveryResult(this.db, payload.projectId, fire.id, payload.channel, {
+        ...current,
+        ok: false,
+        pending: false,
+        error: 'the rule no longer has this channel; delivery dropped',
+      });
+      return { delivered: false };
+    }
     return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
   }
 
@@ -242,7 +253,7 @@ export class AlertService {
       ? Math.min(MAX_RETRY_DELAY_MS, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.settings.retryBaseMs, MAX_RETRY_DELAY_MS)))
       : 0;
     const result: DeliveryResult = {
-      channel: channel.kind,
+      ...channelTarget(channel),
       ok: outcome.ok,
       pending: retry,
       attempts: previousAttempts + 1,
@@ -305,6 +316,15 @@ interface ChannelOutcome {
   statusCode?: number;
   memoryId?: string;
   error?: string;
+}
+
+/** What a delivery result records of its channel, to tell whether a later edit replaced it. */
+function channelTarget(channel: Channel): Pick<DeliveryResult, 'channel' | 'url'> {
+  return channel.kind === 'webhook' ? { channel: channel.kind, url: channel.url } : { channel: channel.kind };
+}
+
+function sameTarget(a: Pick<DeliveryResult, 'channel' | 'url'>, b: Pick<DeliveryResult, 'channel' | 'url'>): boolean {
+  return a.channel === b.channel && a.url === b.url;
 }
 
 function withoutSecrets(rule: Rule): Rule {

@@ -539,7 +539,7 @@ describe('alert rules', () => {
       await emit({ eventType: 'hook.retry', dedupeKey: unique('r') });
       await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.ok, { timeout: 10_000, interval: 50 }).toBe(true);
       const [fire] = await fires(rule.id);
-      expect(fire!.deliveryResults).toEqual([{ channel: 'webhook', ok: true, pending: false, attempts: 3, statusCode: 204, lastAttemptAt: expect.any(String) }]);
+      expect(fire!.deliveryResults).toEqual([{ channel: 'webhook', url: hook.url, ok: true, pending: false, attempts: 3, statusCode: 204, lastAttemptAt: expect.any(String) }]);
       expect(hook.received).toHaveLength(3);
       expect(new Set(hook.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([`${fire!.id}.0`]));
       for (const r of hook.received) expect(() => new Webhook(secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();

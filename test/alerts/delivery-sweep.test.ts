@@ -13,7 +13,7 @@ describe('alert delivery sweep', () => {
   const server = createServer((req, res) => {
     hits.push(String(req.headers['webhook-id']));
     req.resume();
-    req.on('end', () => res.writeHead(204).end());
+    req.on('end', () => res.writeHead(req.url === '/fail' ? 500 : 204).end());
   });
 
   beforeAll(async () => {
@@ -44,5 +44,25 @@ describe('alert delivery sweep', () => {
     expect(hits).toEqual([`${fireId}.0`]);
     // Delivered: nothing is pending any more.
     expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(0);
+  });
+
+  it('drops a pending retry whose channel the rule no longer has, instead of posting to the removed target', async () => {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const rule = (
+      await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'edited', trigger: { kind: 'engine-event', eventTypes: ['edit.*'] }, notify: [{ kind: 'webhook', url: `${base}/fail` }] } })
+    ).json();
+    const emitted = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'edit.one', dedupeKey: 'edit-1' } });
+    expect(emitted.json().alertDispatches).toBe(1);
+    const [fire] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
+    expect(fire.deliveryResults[0]).toMatchObject({ channel: 'webhook', url: `${base}/fail`, ok: false, pending: true, attempts: 1, statusCode: 500 });
+    const before = hits.length;
+
+    const patched = await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { body: { notify: [{ kind: 'webhook', url: `${base}/new` }] } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    // The retry comes due (run here rather than waiting out the backoff).
+    expect(await h.ctx.alerts.deliver({ projectId: p.projectId, fireId: fire.id, channel: 0, attempt: 2 })).toEqual({ delivered: false });
+    expect(hits.length).toBe(before);
+    const [after] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
+    expect(after.deliveryResults[0]).toMatchObject({ url: `${base}/fail`, ok: false, pending: false, error: expect.stringContaining('no longer has this channel') });
   });
 });
