@@ -1,7 +1,7 @@
 // The event log: append (idempotent per dedupeKey), evaluate alert rules in the same transaction,
 // deliver after commit; and poll.
 import { createHash } from 'node:crypto';
-import type { AlertService, DispatchMode } from '../alerts/service.js';
+import type { AlertService, DispatchMode, PendingFire } from '../alerts/service.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { ValidationError } from '../platform/errors.js';
 import type { EmitBody, LoggedEvent, NewEvent } from './schemas.js';
@@ -72,7 +72,7 @@ export class EventLog {
     return { appended, fires };
   }
 
-  dispatch(projectId: string, fires: Awaited<ReturnType<EventLog['appendInTransaction']>>['fires'], mode: DispatchMode): Promise<void> {
+  dispatch(projectId: string, fires: readonly PendingFire[], mode: DispatchMode): Promise<void> {
     return this.alerts.dispatch(projectId, fires, mode);
   }
 

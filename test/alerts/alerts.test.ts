@@ -2,44 +2,19 @@
 // triggers, filters, throttles, signed deliveries, retries (5xx, 429 Retry-After, 410, timeout),
 // the memory channel, typed-observation rules on the queued path, the active-triggers ceiling,
 // permissions and isolation, and the fire history.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { startReceiver, type Received, type Receiver } from '../helpers/webhook-receiver.js';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_TIMEOUT_MS: '500' };
 const EMIT = '/lattice/events/emit';
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  at: number;
-}
-
-interface Receiver {
-  url: string;
-  received: Received[];
-  server: Server;
-}
-
-const servers: Server[] = [];
-
-/** A real HTTP server on 127.0.0.1 recording every request; `respond` answers the n-th (0-based). */
-async function receiver(respond: (res: ServerResponse, n: number, req: IncomingMessage) => void = (res) => res.writeHead(204).end()): Promise<Receiver> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const n = received.length;
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      respond(res, n, req);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, server };
+const receivers: Receiver[] = [];
+async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
+  const started = await startReceiver(...args);
+  receivers.push(started);
+  return started;
 }
 
 interface DeliveryResult {
@@ -77,10 +52,7 @@ describe('alert rules', () => {
   });
   afterAll(async () => {
     await h?.close();
-    for (const server of servers) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    for (const r of receivers) await r.close();
   });
 
   const webhook = (url = sink.url) => ({ kind: 'webhook', url });
@@ -605,9 +577,8 @@ describe('alert rules', () => {
     it('records a refused connection as a failure with a retry pending', async () => {
       const closed = await receiver();
       const url = closed.url;
-      closed.server.closeAllConnections();
-      await new Promise<void>((resolve) => closed.server.close(() => resolve()));
-      servers.splice(servers.indexOf(closed.server), 1);
+      await closed.close();
+      receivers.splice(receivers.indexOf(closed), 1);
       const rule = await createRule({ trigger: { kind: 'engine-event', eventTypes: ['hook.refused'] }, notify: [webhook(url)] });
       await emit({ eventType: 'hook.refused', dedupeKey: unique('c') });
       const result = (await fires(rule.id))[0]!.deliveryResults[0]!;

@@ -1,33 +1,28 @@
 // A fire whose delivery job was lost (the process died between commit and the first attempt) is
 // picked up by the sweep and delivered once.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNewEvent } from '../../src/events/service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 describe('alert delivery sweep', () => {
   let h: Harness;
   let p: { projectId: string; apiKey: string };
-  const hits: string[] = [];
-  const server = createServer((req, res) => {
-    hits.push(String(req.headers['webhook-id']));
-    req.resume();
-    req.on('end', () => res.writeHead(req.url === '/fail' ? 500 : 204).end());
-  });
+  let sink: Receiver;
+  const hits = () => sink.received.map((r) => String(r.headers['webhook-id']));
 
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    sink = await startReceiver((res, _n, req) => res.writeHead(req.url === '/fail' ? 500 : 204).end());
     h = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     p = await h.project();
   });
   afterAll(async () => {
     await h?.close();
-    server.close();
+    await sink?.close();
   });
 
   it('re-enqueues a delivery that never got its first attempt, and delivers it once', async () => {
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const url = sink.url;
     const rule = (await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'any', trigger: { kind: 'engine-event', eventTypes: ['order.*'] }, notify: [{ kind: 'webhook', url }] } })).json();
     // Commit the event and its fire, then "crash": no dispatch.
     const { fires } = await h.ctx.db.transaction((tx) => h.ctx.events.appendInTransaction(tx, p.projectId, [toNewEvent({ eventType: 'order.placed' })]));
@@ -41,13 +36,13 @@ describe('alert delivery sweep', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(1);
     await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0].deliveryResults[0].ok, { timeout: 10_000 }).toBe(true);
-    expect(hits).toEqual([`${fireId}.0`]);
+    expect(hits()).toEqual([`${fireId}.0`]);
     // Delivered: nothing is pending any more.
     expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(0);
   });
 
   it('drops a pending retry whose channel the rule no longer has, instead of posting to the removed target', async () => {
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = sink.base;
     const rule = (
       await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'edited', trigger: { kind: 'engine-event', eventTypes: ['edit.*'] }, notify: [{ kind: 'webhook', url: `${base}/fail` }] } })
     ).json();
@@ -55,13 +50,13 @@ describe('alert delivery sweep', () => {
     expect(emitted.json().alertDispatches).toBe(1);
     const [fire] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
     expect(fire.deliveryResults[0]).toMatchObject({ channel: 'webhook', url: `${base}/fail`, ok: false, pending: true, attempts: 1, statusCode: 500 });
-    const before = hits.length;
+    const before = sink.received.length;
 
     const patched = await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { body: { notify: [{ kind: 'webhook', url: `${base}/new` }] } });
     expect(patched.statusCode, patched.body).toBe(200);
     // The retry comes due (run here rather than waiting out the backoff).
     expect(await h.ctx.alerts.deliver({ projectId: p.projectId, fireId: fire.id, channel: 0, attempt: 2 })).toEqual({ delivered: false });
-    expect(hits.length).toBe(before);
+    expect(sink.received.length).toBe(before);
     const [after] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
     expect(after.deliveryResults[0]).toMatchObject({ url: `${base}/fail`, ok: false, pending: false, error: expect.stringContaining('no longer has this channel') });
   });

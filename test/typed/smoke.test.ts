@@ -1,39 +1,28 @@
 // End-to-end smoke of typed ingest, events and an alert webhook: the main path in one file.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 describe('typed ingest, events and alerts, end to end', () => {
   let h: Harness;
   let p: { projectId: string; apiKey: string };
-  const received: { headers: IncomingMessage['headers']; body: string }[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.statusCode = 204;
-      res.end();
-    });
-  });
+  let sink: Receiver;
 
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    sink = await startReceiver();
     h = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     p = await h.project();
   });
   afterAll(async () => {
     await h?.close();
-    server.close();
+    await sink?.close();
   });
 
   it('ingests, accumulates, emits and fires', async () => {
-    const port = (server.address() as AddressInfo).port;
     const def = await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey: 'hr', dataType: 'numeric', unit: 'bpm', minValid: 20, maxValid: 300 } });
     expect(def.statusCode, def.body).toBe(201);
     const rule = await h.call('POST', p.projectId, '/memory-alerts', {
-      body: { name: 'hr', trigger: { kind: 'engine-event', eventTypes: ['typed.*'] }, notify: [{ kind: 'webhook', url: `http://127.0.0.1:${port}/hook` }] },
+      body: { name: 'hr', trigger: { kind: 'engine-event', eventTypes: ['typed.*'] }, notify: [{ kind: 'webhook', url: sink.url }] },
     });
     expect(rule.statusCode, rule.body).toBe(201);
     const res = await h.call('POST', p.projectId, '/memory-typed/observations', {
@@ -65,7 +54,7 @@ describe('typed ingest, events and alerts, end to end', () => {
     expect(emit.json()).toMatchObject({ emitted: true, alertDispatches: 0 });
     const again = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'custom.thing', payloadJson: '{"a":1}' } });
     expect(again.json()).toMatchObject({ emitted: false, event: { id: emit.json().event.id } });
-    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => sink.received.length, { timeout: 10_000 }).toBe(3);
     const fires = (await h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`)).json();
     expect(fires).toHaveLength(3);
     await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`)).json().every((f: { deliveryResults: { ok: boolean }[] }) => f.deliveryResults[0]!.ok)).toBe(true);

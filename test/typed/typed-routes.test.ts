@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { derive, fromSeries, type NumericPoint } from '../../src/typed/accumulator.js';
-import { insertObservations, loadRules } from '../../src/typed/store.js';
+import { insertIngestBatch, insertObservations, loadRules } from '../../src/typed/store.js';
 import { checkRows } from '../../src/typed/validate.js';
 import { backend, createHarness, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
 
@@ -810,6 +810,18 @@ describe('queued ingest is durable before a consumer runs', () => {
     expect(await a.accumulator(p.projectId, 'user', 'dur', 'hr')).toMatchObject({ sum: 140, last: 80 });
     expect(await a.observations(p.projectId, { status: 'quarantined' })).toEqual([expect.objectContaining({ valueNumeric: 700, quarantineReason: 'value 700 above maxValid 300' })]);
     expect(await a.observations(p.projectId)).toHaveLength(3);
+  });
+
+  it('ingests a stored batch whose job was lost once the sweep finds it, and leaves a fresh one to its job', async () => {
+    // A batch in the table with no job anywhere: what a crash between the insert and the enqueue leaves.
+    await insertIngestBatch(h.ctx.db, 'tib_lost_job', p.projectId, [numeric('lost', 90, 0)]);
+    expect(await h.ctx.typed.sweepQueued(60_000)).toBe(0);
+    expect(await h.ctx.typed.sweepQueued(0)).toBe(1);
+    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'lost', 'hr')).count, { timeout: 20_000 }).toBe(1);
+    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 20_000 }).toBe(0);
+    // Sweeping again finds nothing, and nothing is ingested twice.
+    expect(await h.ctx.typed.sweepQueued(0)).toBe(0);
+    expect(await a.observations(p.projectId, { subject: 'user:lost' })).toHaveLength(1);
   });
 });
 
