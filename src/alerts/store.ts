@@ -214,7 +214,7 @@ export async function overdueDeliveries(db: Queryable, graceMs: number, limit: n
     `SELECT f.project_id, f.id, (c.n - 1)::int AS channel, coalesce((c.v ->> 'attempts')::int, 0) AS attempts
      FROM alert_fires f, jsonb_array_elements(f.delivery_results) WITH ORDINALITY AS c(v, n)
      WHERE f.delivery_pending AND (c.v ->> 'pending')::boolean
-       AND coalesce((c.v ->> 'nextAttemptAt')::timestamptz, f.fired_at) < now() - $1::float8 * interval '1 millisecond'
+       AND coalesce((c.v ->> 'nextAttemptAt')::timestamptz, f.fired_at) <= now() - $1::float8 * interval '1 millisecond'
      ORDER BY f.fired_at
      LIMIT $2`,
     [graceMs, limit],

@@ -51,17 +51,11 @@ export class TypedService {
 
   /** Synchronous ingest. Every row is metered against events-ingested first; over quota nothing of the batch is taken. */
   async ingest(principal: Principal, rows: readonly ObservationInput[]): Promise<IngestReport> {
-    const now = new Date();
-    await this.tenancy.consume(principal, METER, rows.length, now);
-    let result: { report: IngestReport; fires: PendingFire[] };
-    try {
-      result = await this.db.transaction((tx) => this.ingestInTransaction(tx, principal.projectId, rows));
-    } catch (error) {
-      await this.tenancy.refund(principal, METER, rows.length, now).catch((refundError: unknown) => this.log.error({ err: refundError }, 'meter refund failed'));
-      throw error;
-    }
-    await this.events.dispatch(principal.projectId, result.fires, 'queued');
-    return result.report;
+    const { report, fires } = await this.metered(principal, rows.length, () =>
+      this.db.transaction((tx) => this.ingestInTransaction(tx, principal.projectId, rows)),
+    );
+    await this.dispatch(principal.projectId, fires);
+    return report;
   }
 
   /**
@@ -69,20 +63,33 @@ export class TypedService {
    * a job ingests them with the same code as the synchronous path. Answers the number queued.
    */
   async enqueue(principal: Principal, rows: readonly ObservationInput[]): Promise<number> {
-    const now = new Date();
     const batchId = newId('tib');
-    await this.tenancy.consume(principal, METER, rows.length, now);
-    try {
-      await store.insertIngestBatch(this.db, batchId, principal.projectId, rows);
-    } catch (error) {
-      await this.tenancy.refund(principal, METER, rows.length, now).catch(() => {});
-      throw error;
-    }
+    await this.metered(principal, rows.length, () => store.insertIngestBatch(this.db, batchId, principal.projectId, rows));
     // The batch is safe in the database; if the queue is down the sweep enqueues it later.
     await this.queue
       .enqueue('typed.ingest', { projectId: principal.projectId, batchId }, { jobId: `typed.ingest.${batchId}`, attempts: 5, backoffMs: 2000 })
       .catch((error: unknown) => this.log.warn({ err: error, batchId }, 'enqueue of a typed batch failed; the sweep will pick it up'));
     return rows.length;
+  }
+
+  /** Consumes `count` units of the meter for `work`, and gives them back if the work fails. */
+  private async metered<T>(principal: Principal, count: number, work: () => Promise<T>): Promise<T> {
+    const now = new Date();
+    await this.tenancy.consume(principal, METER, count, now);
+    try {
+      return await work();
+    } catch (error) {
+      await this.tenancy.refund(principal, METER, count, now).catch((refundError: unknown) => this.log.error({ err: refundError }, 'meter refund failed'));
+      throw error;
+    }
+  }
+
+  /**
+   * Hands committed fires to the queue. The ingest has committed by now, so a failure here is
+   * logged, not thrown: the fires stay pending and the delivery sweep enqueues them.
+   */
+  private async dispatch(projectId: string, fires: readonly PendingFire[]): Promise<void> {
+    await this.events.dispatch(projectId, fires, 'queued').catch((error: unknown) => this.log.warn({ err: error, fires: fires.length }, 'alert dispatch failed; the delivery sweep will retry'));
   }
 
   /** The job: ingests one queued batch and deletes it in the same transaction (exactly once). */
@@ -95,7 +102,7 @@ export class TypedService {
       return { projectId: batch.projectId, ...ingested };
     });
     if (!result) return undefined;
-    await this.events.dispatch(result.projectId, result.fires, 'queued');
+    await this.dispatch(result.projectId, result.fires);
     return result.report;
   }
 

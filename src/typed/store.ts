@@ -389,7 +389,7 @@ export async function deleteIngestBatch(db: Queryable, id: string): Promise<void
 /** Queued batches older than `olderThanMs`: re-enqueued at start, in case their job was lost. */
 export async function pendingIngestBatches(db: Queryable, olderThanMs: number): Promise<{ id: string; projectId: string }[]> {
   const { rows } = await db.query<{ id: string; project_id: string }>(
-    `SELECT id, project_id FROM typed_ingest_batches WHERE created_at < now() - ($1::float8 * interval '1 millisecond') ORDER BY created_at LIMIT 10000`,
+    `SELECT id, project_id FROM typed_ingest_batches WHERE created_at <= now() - ($1::float8 * interval '1 millisecond') ORDER BY created_at LIMIT 10000`,
     [olderThanMs],
   );
   return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
