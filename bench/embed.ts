@@ -14,7 +14,7 @@
 // (POOL_MAX_THREADS, WORKER_CONCURRENCY, EMBEDDING_PROVIDER, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { AppContext } from '../src/context.js';
+import type { Lattice } from '../src/modules.js';
 import { countEmbedded, insertMemories, type NewMemory } from '../src/memory/store.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
@@ -58,28 +58,28 @@ function printTable(): void {
 // Measurements
 
 /** Starts every pool thread and loads the model in each, so later timings exclude the cold start. */
-async function warmUp(ctx: AppContext, setup: string): Promise<void> {
-  const threads = ctx.config.poolMaxThreads;
+async function warmUp(ctx: Lattice, setup: string): Promise<void> {
+  const threads = ctx.runtime.config.poolMaxThreads;
   progress(`[${setup}] warming up ${threads} pool thread(s)`);
   const start = performance.now();
-  const outputs = await Promise.all(Array.from({ length: threads }, (_, i) => ctx.embedder.embed([`warm-up sentence ${i}`, `and another ${i}`])));
+  const outputs = await Promise.all(Array.from({ length: threads }, (_, i) => ctx.apis.embeddings.embed([`warm-up sentence ${i}`, `and another ${i}`])));
   for (const vectors of outputs) {
-    if (vectors.length !== 2 || vectors.some((v) => v?.length !== ctx.embedder.dimensions)) {
+    if (vectors.length !== 2 || vectors.some((v) => v?.length !== ctx.apis.embeddings.dimensions)) {
       throw new Error(
         `the embedder returned ${vectors.length} vector(s) of length ${vectors[0]?.length ?? '-'} for 2 texts ` +
-          `(expected 2 of ${ctx.embedder.dimensions}); the backfill cannot work, so there is nothing to measure`,
+          `(expected 2 of ${ctx.apis.embeddings.dimensions}); the backfill cannot work, so there is nothing to measure`,
       );
     }
   }
   rows.push({ measure: 'cold start: first embed on every thread', setup, n: threads, rate: `${((performance.now() - start) / 1000).toFixed(2)} s` });
 }
 
-async function benchBackfill(ctx: AppContext, setup: string): Promise<void> {
-  await ctx.tenancy.createProject(PROJECT, { name: 'Embedding benchmark' });
+async function benchBackfill(ctx: Lattice, setup: string): Promise<void> {
+  await ctx.apis.tenancy.createProject(PROJECT, { name: 'Embedding benchmark' });
   const texts = makeTexts(MEMORIES, 1, memoryTemplates);
   const memories: NewMemory[] = texts.map((content, i) => ({ id: newId('mem'), projectId: PROJECT, content, importance: 1 + (i % 10) }));
   const insertStart = performance.now();
-  for (let i = 0; i < memories.length; i += 1000) await insertMemories(ctx.db, memories.slice(i, i + 1000));
+  for (let i = 0; i < memories.length; i += 1000) await insertMemories(ctx.runtime.db, memories.slice(i, i + 1000));
   progress(`[${setup}] inserted ${MEMORIES} memories in ${((performance.now() - insertStart) / 1000).toFixed(2)} s`);
 
   await warmUp(ctx, setup);
@@ -87,27 +87,27 @@ async function benchBackfill(ctx: AppContext, setup: string): Promise<void> {
   let batches = 0;
   const start = performance.now();
   for (;;) {
-    const { embedded } = await ctx.memory.backfillEmbeddings(PROJECT, BACKFILL_BATCH);
+    const { embedded } = await ctx.apis.memory.backfillEmbeddings(PROJECT, BACKFILL_BATCH);
     if (embedded === 0) break;
     total += embedded;
     batches++;
     progress(`[${setup}] embedded ${total}/${MEMORIES} (${((performance.now() - start) / 1000).toFixed(1)} s)`);
   }
   const elapsed = performance.now() - start;
-  const counts = await countEmbedded(ctx.db, PROJECT);
+  const counts = await countEmbedded(ctx.runtime.db, PROJECT);
   if (total !== MEMORIES || counts.embedded !== MEMORIES) {
     throw new Error(`backfill embedded ${total} (database: ${counts.embedded}/${counts.total}); expected ${MEMORIES}`);
   }
   rows.push({ measure: `backfill, batches of ${BACKFILL_BATCH} (${batches} jobs)`, setup, n: total, rate: rate(total, elapsed, 'memories') });
 }
 
-async function benchQueryLatency(ctx: AppContext, setup: string): Promise<void> {
+async function benchQueryLatency(ctx: Lattice, setup: string): Promise<void> {
   const queries = makeTexts(QUERIES + 1, 2, queryTemplates);
-  await ctx.embedder.embed([queries.pop()!]);
+  await ctx.apis.embeddings.embed([queries.pop()!]);
   const samples: number[] = [];
   for (const [i, text] of queries.entries()) {
     const start = performance.now();
-    await ctx.embedder.embed([text]);
+    await ctx.apis.embeddings.embed([text]);
     samples.push(performance.now() - start);
     if ((i + 1) % 50 === 0) progress(`[${setup}] query latency ${i + 1}/${QUERIES}`);
   }
@@ -115,24 +115,24 @@ async function benchQueryLatency(ctx: AppContext, setup: string): Promise<void> 
   rows.push({ measure: 'one query, embedder.embed([text])', setup, n: s.n, p50: ms(s.p50), p95: ms(s.p95), p99: ms(s.p99) });
 
   const repeated = 'What does Priya prefer when reviewing pull requests?';
-  await ctx.queryEmbedder.embedQuery(repeated);
+  await ctx.apis.embeddings.embedQuery(repeated);
   const cached: number[] = [];
   for (let i = 0; i < CACHED_CALLS; i++) {
     const start = performance.now();
-    await ctx.queryEmbedder.embedQuery(repeated);
+    await ctx.apis.embeddings.embedQuery(repeated);
     cached.push(performance.now() - start);
   }
   const c = summarise(cached);
   rows.push({ measure: 'one query, cached (queryEmbedder.embedQuery)', setup, n: c.n, p50: ms(c.p50), p95: ms(c.p95), p99: ms(c.p99) });
 }
 
-async function benchPool(ctx: AppContext, setup: string): Promise<void> {
-  for (let i = 0; i < NOOP_WARMUP; i++) await ctx.pool.run('noop', { value: i });
+async function benchPool(ctx: Lattice, setup: string): Promise<void> {
+  for (let i = 0; i < NOOP_WARMUP; i++) await ctx.runtime.pool.run('noop', { value: i });
   progress(`[${setup}] pool noop: ${NOOP_CALLS} sequential calls`);
   const samples: number[] = [];
   for (let i = 0; i < NOOP_CALLS; i++) {
     const start = performance.now();
-    await ctx.pool.run('noop', { value: i });
+    await ctx.runtime.pool.run('noop', { value: i });
     samples.push(performance.now() - start);
   }
   const s = summarise(samples);
@@ -143,7 +143,7 @@ async function benchPool(ctx: AppContext, setup: string): Promise<void> {
   const start = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < NOOP_PARALLEL_TASKS) await ctx.pool.run('noop', { value: next++ });
+      while (next < NOOP_PARALLEL_TASKS) await ctx.runtime.pool.run('noop', { value: next++ });
     }),
   );
   const elapsed = performance.now() - start;
@@ -156,7 +156,7 @@ async function benchPool(ctx: AppContext, setup: string): Promise<void> {
 async function runPglite(): Promise<void> {
   await withPgliteContext(log, async (ctx, setup) => {
     await benchBackfill(ctx, setup);
-    const workerSetup = `${ctx.embedder.model}, ${ctx.config.poolMaxThreads} pool thread(s)`;
+    const workerSetup = `${ctx.apis.embeddings.model}, ${ctx.runtime.config.poolMaxThreads} pool thread(s)`;
     await benchQueryLatency(ctx, workerSetup);
     await benchPool(ctx, workerSetup);
   });

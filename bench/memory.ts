@@ -14,7 +14,7 @@
 //      SEARCH_EXACT_SCAN_MAX_ROWS is also run forced through HNSW. For each path: the plan of the
 //      candidate query (EXPLAIN ANALYZE), how much of the exact top 10 the HNSW vector candidates hold,
 //      and how many rows the full-text query matches with any (OR) and with all (AND) of its words;
-//   3. observe latency (observer.extractAndSave) on distinct multi-sentence turns.
+//   3. observe latency (memory.observe, synchronous extraction) on distinct multi-sentence turns.
 // Progress goes to stderr.
 //
 // Run after a build (the pool loads dist/workers/index.js):
@@ -27,15 +27,14 @@
 // POOL_MAX_THREADS, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { AppContext } from '../src/context.js';
+import type { Lattice } from '../src/modules.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { MemoryType } from '../src/memory/schemas.js';
-import { MemorySearch } from '../src/memory/search.js';
-import { searchCandidates } from '../src/memory/search-store.js';
-import type { SaveInput } from '../src/memory/service.js';
+import { createMemoryModule, type MemoryApi, type SaveInput } from '../src/memory/index.js';
+import { searchCandidates } from '../src/memory/search/store.js';
 import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/store.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, runBench, sleep, summarise,
@@ -120,7 +119,7 @@ const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 
 interface Run {
-  ctx: AppContext;
+  ctx: Lattice;
   /** Setup column: backend and queue. */
   setup: string;
   postgres: boolean;
@@ -242,7 +241,7 @@ async function loadProject(
   onProgress?: (done: number, elapsedMs: number) => void,
 ): Promise<void> {
   const { ctx } = run;
-  await ctx.tenancy.createProject(projectId, { name: `Memory benchmark, ${count} memories` });
+  await ctx.apis.tenancy.createProject(projectId, { name: `Memory benchmark, ${count} memories` });
   const texts = makeTexts(count, seed, memoryTemplates);
   const random = mulberry32(seed ^ 0x5eed);
   const now = Date.now();
@@ -265,11 +264,11 @@ async function loadProject(
   let done = 0;
   const start = performance.now();
   await mapConcurrent(batches, run.postgres ? 2 : 1, async (batch, b) => {
-    const inserted = await insertMemories(ctx.db, batch);
+    const inserted = await insertMemories(ctx.runtime.db, batch);
     if (inserted.length !== batch.length) throw new Error(`inserted ${inserted.length} of ${batch.length} rows into ${projectId}`);
     const normal = gaussian(mulberry32(seed * 131 + b));
     const vectors = batch.map((row, i) => ({ id: row.id, vector: clusteredVector(topicOf(b * LOAD_BATCH + i), normal) }));
-    const written = await writeEmbeddings(ctx.db, projectId, 'synthetic-512', vectors);
+    const written = await writeEmbeddings(ctx.runtime.db, projectId, 'synthetic-512', vectors);
     if (written !== batch.length) throw new Error(`embedded ${written} of ${batch.length} rows of ${projectId}`);
     done += batch.length;
     onProgress?.(done, performance.now() - start);
@@ -283,7 +282,7 @@ async function loadProject(
 async function topicCentroids(run: Run): Promise<Float32Array[]> {
   const start = performance.now();
   const texts = makeTexts(TOPICS, 4242, memoryTemplates);
-  const vectors = await run.ctx.embedder.embed(texts);
+  const vectors = await run.ctx.apis.embeddings.embed(texts);
   if (vectors.length !== TOPICS || vectors.some((v) => v.length !== 512)) {
     throw new Error(`the embedder returned ${vectors.length} vector(s) of ${vectors[0]?.length ?? '-'} dimensions; expected ${TOPICS} of 512`);
   }
@@ -291,12 +290,12 @@ async function topicCentroids(run: Run): Promise<Float32Array[]> {
   return vectors.map((v) => Float32Array.from(v));
 }
 
-async function deleteProjectRows(ctx: AppContext, projectId: string): Promise<void> {
+async function deleteProjectRows(ctx: Lattice, projectId: string): Promise<void> {
   // The embedding jobs that the saves scheduled may be writing these rows: a deadlock (40P01) with
   // them is expected now and then, and a retry clears it.
   for (let attempt = 1; ; attempt++) {
     try {
-      await ctx.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
+      await ctx.runtime.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
       return;
     } catch (error) {
       if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
@@ -316,7 +315,7 @@ async function benchSave(run: Run): Promise<void> {
       metadata: { source: 'bench', sequence: i },
     }));
   const finish = async (projectId: string, measure: string, count: number, elapsed: number, targeted: boolean) => {
-    const { rows: counted } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [projectId]);
+    const { rows: counted } = await ctx.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [projectId]);
     if (counted[0]!.n !== count) throw new Error(`${projectId} holds ${counted[0]!.n} memories; expected ${count}`);
     const value = perSecond(count, elapsed);
     rows.push({
@@ -334,30 +333,30 @@ async function benchSave(run: Run): Promise<void> {
 
   for (const [i, batchSize] of SAVE_BATCHES.entries()) {
     const projectId = `bench-save-${batchSize}`;
-    await ctx.tenancy.createProject(projectId);
+    await ctx.apis.tenancy.createProject(projectId);
     const inputs = inputsFor(SAVE_MEMORIES, 100 + i);
-    await ctx.memory.saveMany(projectId, inputsFor(50, 900 + i)); // warm-up: plans, connections
+    await ctx.apis.memory.saveMany(projectId, inputsFor(50, 900 + i)); // warm-up: plans, connections
     await deleteProjectRows(ctx, projectId);
     progress(`[${setup}] saveMany: ${SAVE_MEMORIES} memories in batches of ${batchSize}`);
     const start = performance.now();
     for (let offset = 0; offset < inputs.length; offset += batchSize) {
-      const results = await ctx.memory.saveMany(projectId, inputs.slice(offset, offset + batchSize));
+      const results = await ctx.apis.memory.saveMany(projectId, inputs.slice(offset, offset + batchSize));
       if (results.some((r) => !r.created)) throw new Error('a distinct memory was answered as a replay');
     }
     await finish(projectId, `save: saveMany, batches of ${batchSize.toLocaleString('en-US')}`, SAVE_MEMORIES, performance.now() - start, true);
   }
 
   const projectId = 'bench-save-single';
-  await ctx.tenancy.createProject(projectId);
+  await ctx.apis.tenancy.createProject(projectId);
   const inputs = inputsFor(SAVE_SINGLE, 200);
-  for (const input of inputsFor(50, 901)) await ctx.memory.save(projectId, input);
+  for (const input of inputsFor(50, 901)) await ctx.apis.memory.save(projectId, input);
   await deleteProjectRows(ctx, projectId);
   progress(`[${setup}] save: ${SAVE_SINGLE} memories one at a time`);
   const samples: number[] = [];
   const start = performance.now();
   for (const input of inputs) {
     const t0 = performance.now();
-    const result = await ctx.memory.save(projectId, input);
+    const result = await ctx.apis.memory.save(projectId, input);
     samples.push(performance.now() - t0);
     if (!result.created) throw new Error('a distinct memory was answered as a replay');
   }
@@ -394,13 +393,13 @@ function recordingDb(db: Db): { db: Db; statements: { sql: string; params?: read
 
 /** EXPLAIN ANALYZE of the candidate query exactly as the service ran it (same settings, same parameters). */
 async function explainCandidateQuery(run: Run, exactScanMaxRows: number, projectId: string, query: string) {
-  const recorder = recordingDb(run.ctx.db);
-  const probe = new MemorySearch(recorder.db, run.ctx.queryEmbedder, run.ctx.log, exactScanMaxRows);
+  const recorder = recordingDb(run.ctx.runtime.db);
+  const probe = searchWith(run.ctx, { db: recorder.db, exactScanMaxRows });
   await probe.search(projectId, { query, limit: SEARCH_LIMIT });
   const candidate = recorder.statements.find((s) => s.sql.trimStart().startsWith('WITH'));
   if (!candidate) throw new Error('the candidate query was not seen');
   const settings = recorder.statements.filter((s) => s.params === undefined && s.sql.includes('SET LOCAL')).map((s) => s.sql);
-  const plan = await run.ctx.db.transaction(async (tx) => {
+  const plan = await run.ctx.runtime.db.transaction(async (tx) => {
     for (const sql of settings) await tx.exec(sql);
     const result = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${candidate.sql}`, candidate.params);
     return result.rows.map((r) => r['QUERY PLAN']).join('\n');
@@ -412,8 +411,8 @@ async function explainCandidateQuery(run: Run, exactScanMaxRows: number, project
 }
 
 /** Live rows of the project that match any (OR) and all (AND) of the query's words: what full-text ranking has to visit. */
-async function textMatches(ctx: AppContext, projectId: string, query: string): Promise<{ any: number; all: number }> {
-  const result = await ctx.db.query<{ any: number; all: number }>(
+async function textMatches(ctx: Lattice, projectId: string, query: string): Promise<{ any: number; all: number }> {
+  const result = await ctx.runtime.db.query<{ any: number; all: number }>(
     `SELECT count(*) FILTER (WHERE m.fts @@ replace(plainto_tsquery('english', $2)::text, '&', '|')::tsquery)::int AS any,
             count(*) FILTER (WHERE m.fts @@ plainto_tsquery('english', $2))::int AS all
        FROM memories m
@@ -426,13 +425,20 @@ async function textMatches(ctx: AppContext, projectId: string, query: string): P
 
 interface SearchPath {
   label: string;
-  search: MemorySearch;
+  search: Pick<MemoryApi, 'search'>;
   exactScanMaxRows: number;
+}
+
+/** The memory domain's search as the service builds it, over another database handle or exact-scan limit. */
+function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows: number }): Pick<MemoryApi, 'search'> {
+  const { runtime } = ctx;
+  const config = { ...runtime.config, searchExactScanMaxRows: options.exactScanMaxRows };
+  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings }).api;
 }
 
 async function benchSearch(run: Run, size: number, projectId: string, path: SearchPath, queries: QuerySource): Promise<void> {
   const { ctx, setup } = run;
-  const { rows: counted } = await ctx.db.query<{ n: number }>(
+  const { rows: counted } = await ctx.runtime.db.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NOT NULL',
     [projectId],
   );
@@ -455,7 +461,7 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
   const splitQueries = queries.take(SEARCHES);
   for (const [i, q] of splitQueries.entries()) {
     const t0 = performance.now();
-    await ctx.queryEmbedder.embedQuery(q);
+    await ctx.apis.embeddings.embedQuery(q);
     const t1 = performance.now();
     await searchOnce(q);
     const t2 = performance.now();
@@ -511,10 +517,10 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
     allWords.push(counted.all);
     if (exact) continue;
     // The vector candidates alone (no text), through HNSW as the service runs it and by exact scan.
-    const vector = await ctx.queryEmbedder.embedQuery(q);
+    const vector = await ctx.apis.embeddings.embedQuery(q);
     const base = { projectId, filter: { liveOnly: true }, vector, k: CANDIDATES_K };
-    const truth = (await searchCandidates(ctx.db, { ...base, exact: true })).sort((x, y) => x.vectorRank! - y.vectorRank!).slice(0, SEARCH_LIMIT);
-    const found = new Set((await searchCandidates(ctx.db, { ...base, exact: false })).map((c) => c.memory.id));
+    const truth = (await searchCandidates(ctx.runtime.db, { ...base, exact: true })).sort((x, y) => x.vectorRank! - y.vectorRank!).slice(0, SEARCH_LIMIT);
+    const found = new Set((await searchCandidates(ctx.runtime.db, { ...base, exact: false })).map((c) => c.memory.id));
     top10Found += truth.filter((c) => found.has(c.memory.id)).length;
     top10Total += truth.length;
   }
@@ -536,10 +542,10 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
 async function benchObserve(run: Run): Promise<void> {
   const { ctx, setup } = run;
   const projectId = 'bench-observe';
-  await ctx.tenancy.createProject(projectId);
+  await ctx.apis.tenancy.createProject(projectId);
   const turns = makeTurns(OBSERVE_WARMUP + OBSERVES, 77);
   const users = 20;
-  for (const [i, text] of turns.slice(0, OBSERVE_WARMUP).entries()) await ctx.observer.extractAndSave(projectId, { text, userId: `warm-${i}` });
+  for (const [i, text] of turns.slice(0, OBSERVE_WARMUP).entries()) await ctx.apis.memory.observe(projectId, { text, userId: `warm-${i}` });
   progress(`[${setup}] observe: ${OBSERVES} turns`);
   const samples: number[] = [];
   let saved = 0;
@@ -547,7 +553,7 @@ async function benchObserve(run: Run): Promise<void> {
   let superseded = 0;
   for (const [i, text] of turns.slice(OBSERVE_WARMUP).entries()) {
     const t0 = performance.now();
-    const result = await ctx.observer.extractAndSave(projectId, { text, userId: `user-${i % users}`, sessionId: `session-${i % 50}` });
+    const result = await ctx.apis.memory.observe(projectId, { text, userId: `user-${i % users}`, sessionId: `session-${i % 50}` });
     samples.push(performance.now() - t0);
     saved += result.saved.length;
     candidates += result.candidateCount;
@@ -556,7 +562,7 @@ async function benchObserve(run: Run): Promise<void> {
   }
   const s = summarise(samples);
   rows.push({
-    measure: 'observe: extractAndSave, 2–4 sentence turns',
+    measure: 'observe: memory.observe (extract and save), 2–4 sentence turns',
     setup,
     n: s.n,
     p50: s.p50,
@@ -599,8 +605,8 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
   }
   progress(`[${setup}] VACUUM ANALYZE memories`);
   const vacuumStart = performance.now();
-  await ctx.db.exec('VACUUM ANALYZE memories');
-  const { rows: sizeRows } = await ctx.db.query<{ total: number; hnsw: string; heap: string }>(
+  await ctx.runtime.db.exec('VACUUM ANALYZE memories');
+  const { rows: sizeRows } = await ctx.runtime.db.query<{ total: number; hnsw: string; heap: string }>(
     `SELECT (SELECT count(*)::int FROM memories) AS total,
             pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
             pg_size_pretty(pg_table_size('memories')) AS heap`,
@@ -615,11 +621,11 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
   await benchSave(run);
 
   const queries = new QuerySource(sizes.length * 2 * (SEARCH_WARMUP + 2 * SEARCHES) + 10, 31337);
-  const forced: SearchPath = { label: ' (forced: SEARCH_EXACT_SCAN_MAX_ROWS=0)', search: new MemorySearch(ctx.db, ctx.queryEmbedder, ctx.log, 0), exactScanMaxRows: 0 };
-  const configured: SearchPath = { label: '', search: ctx.search, exactScanMaxRows: ctx.config.searchExactScanMaxRows };
+  const forced: SearchPath = { label: ' (forced: SEARCH_EXACT_SCAN_MAX_ROWS=0)', search: searchWith(ctx, { exactScanMaxRows: 0 }), exactScanMaxRows: 0 };
+  const configured: SearchPath = { label: '', search: ctx.apis.memory, exactScanMaxRows: ctx.runtime.config.searchExactScanMaxRows };
   for (const size of sizes) {
     await benchSearch(run, size, `bench-${size}`, configured, queries);
-    if (size <= ctx.config.searchExactScanMaxRows) await benchSearch(run, size, `bench-${size}`, forced, queries);
+    if (size <= ctx.runtime.config.searchExactScanMaxRows) await benchSearch(run, size, `bench-${size}`, forced, queries);
   }
 
   await benchObserve(run);
@@ -642,7 +648,7 @@ async function runPglite(): Promise<void> {
 
 async function runPostgres(serverUrl: string, redisUrl: string | undefined): Promise<void> {
   await withPostgresContext(serverUrl, redisUrl, log, async (ctx, setup) => {
-    const { rows: version } = await ctx.db.query<{ pg: string; vector: string }>(
+    const { rows: version } = await ctx.runtime.db.query<{ pg: string; vector: string }>(
       `SELECT current_setting('server_version') AS pg, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
     );
     notes.push(`Postgres ${version[0]!.pg}, pgvector ${version[0]!.vector}.`);

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../src/config.js';
-import { createContext, type AppContext } from '../src/context.js';
+import { createLattice, type Lattice } from '../src/modules.js';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
 
 export const progress = (line: string): void => {
@@ -226,13 +226,13 @@ export function runBench(main: () => Promise<void>): void {
  */
 export async function withPgliteContext(
   log: FastifyBaseLogger,
-  fn: (ctx: AppContext, setup: string) => Promise<void>,
+  fn: (ctx: Lattice, setup: string) => Promise<void>,
 ): Promise<void> {
   const db = await createPgliteDb();
-  const ctx = await createContext(configFor({}), { log, db });
+  const ctx = await createLattice(configFor({}), { log, db });
   try {
     await ctx.startConsumers();
-    await fn(ctx, `PGlite (memory), ${ctx.queue.kind} queue`);
+    await fn(ctx, `PGlite (memory), ${ctx.runtime.queue.kind} queue`);
   } finally {
     await ctx.close();
     await db.close();
@@ -244,13 +244,13 @@ export async function withPostgresContext(
   serverUrl: string,
   redisUrl: string | undefined,
   log: FastifyBaseLogger,
-  fn: (ctx: AppContext, setup: string) => Promise<void>,
+  fn: (ctx: Lattice, setup: string) => Promise<void>,
 ): Promise<void> {
   await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
-    const ctx = await createContext(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
+    const ctx = await createLattice(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
     try {
       await ctx.startConsumers();
-      await fn(ctx, `Postgres, ${ctx.queue.kind} queue`);
+      await fn(ctx, `Postgres, ${ctx.runtime.queue.kind} queue`);
     } finally {
       await ctx.close();
     }

@@ -1,5 +1,5 @@
-// Typed ingest and event benchmark. Measures through the service layer (ctx.typed, ctx.events,
-// ctx.alerts; no HTTP) and prints one markdown table per backend to stdout: PGlite in memory (in-process
+// Typed ingest and event benchmark. Measures through the service layer (ctx.apis.typed, ctx.apis.events,
+// ctx.apis.alerts; no HTTP) and prints one markdown table per backend to stdout: PGlite in memory (in-process
 // queue) and, when DATABASE_URL is set, Postgres (a throwaway lattice_bench_* database; with REDIS_URL
 // also set, BullMQ under a throwaway QUEUE_PREFIX):
 //   1. sync ingest (typed.ingest) throughput, observations/s, and p50/p95 batch latency, in batches of
@@ -30,14 +30,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { AppContext } from '../src/context.js';
+import type { Lattice } from '../src/modules.js';
 import type { CreateRuleBody } from '../src/alerts/schemas.js';
-import { EventLog } from '../src/events/service.js';
+import { createAlertsModule } from '../src/alerts/index.js';
+import { createEventsModule } from '../src/events/index.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import { createLogger } from '../src/platform/logger.js';
-import type { Principal } from '../src/tenancy/service.js';
+import type { Principal } from '../src/tenancy/index.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { TypedService } from '../src/typed/service.js';
+import { createTypedModule } from '../src/typed/index.js';
 import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext } from './support.js';
 
 process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
@@ -110,7 +111,7 @@ const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
 
 interface Run {
-  ctx: AppContext;
+  ctx: Lattice;
   setup: string;
   postgres: boolean;
   /** Rows per sync batch size and for the queued run. */
@@ -148,11 +149,11 @@ function makeRows(start: number, count: number, timeStart = start): ObservationI
 }
 
 /** A project on the enterprise plan (unlimited events-ingested and active-triggers), its key's principal, the attribute. */
-async function openProject(ctx: AppContext, projectId: string): Promise<Principal> {
-  const key = await ctx.tenancy.createProjectWithKey(projectId, 'enterprise', ['READ_MEMORY', 'WRITE_MEMORY'], 'bench');
+async function openProject(ctx: Lattice, projectId: string): Promise<Principal> {
+  const key = await ctx.apis.tenancy.createProjectWithKey(projectId, 'enterprise', ['READ_MEMORY', 'WRITE_MEMORY'], 'bench');
   if (!key) throw new Error(`project ${projectId} already exists`);
-  const principal = await ctx.tenancy.authenticate(key.apiKey, projectId);
-  await ctx.typed.defineAttribute(projectId, { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'bpm', minValid: MIN_VALID, maxValid: MAX_VALID });
+  const principal = await ctx.apis.tenancy.authenticate(key.apiKey, projectId);
+  await ctx.apis.typed.defineAttribute(projectId, { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'bpm', minValid: MIN_VALID, maxValid: MAX_VALID });
   return principal;
 }
 
@@ -162,8 +163,8 @@ function assertReport(report: IngestReport, rows: number, what: string): void {
   }
 }
 
-async function countRows(ctx: AppContext, projectId: string) {
-  const { rows } = await ctx.db.query<{ accepted: number; quarantined: number; accumulators: number; events: number }>(
+async function countRows(ctx: Lattice, projectId: string) {
+  const { rows } = await ctx.runtime.db.query<{ accepted: number; quarantined: number; accumulators: number; events: number }>(
     `SELECT (SELECT count(*) FROM typed_observations WHERE project_id = $1 AND status = 'accepted')::int AS accepted,
             (SELECT count(*) FROM typed_observations WHERE project_id = $1 AND status = 'quarantined')::int AS quarantined,
             (SELECT count(*) FROM typed_accumulators WHERE project_id = $1)::int AS accumulators,
@@ -201,7 +202,7 @@ async function syncBatches(
   for (let b = 0; b < batches; b++) {
     const rows = rowsOf(b);
     const t0 = performance.now();
-    const report = await run.ctx.typed.ingest(principal, rows);
+    const report = await run.ctx.apis.typed.ingest(principal, rows);
     const took = performance.now() - t0;
     assertReport(report, rows.length, label);
     samples.push(took);
@@ -238,7 +239,7 @@ async function benchSync(run: Run): Promise<void> {
     const principal = await openProject(ctx, projectId);
     const batches = Math.max(1, Math.floor(run.rows / size));
     // Warm-up: creates the accumulators, so the timed batches see the steady state.
-    assertReport(await ctx.typed.ingest(principal, makeRows(0, size)), size, 'warm-up');
+    assertReport(await ctx.apis.typed.ingest(principal, makeRows(0, size)), size, 'warm-up');
     progress(`[${setup}] sync ingest, ${thousands(size)}-row batches: ${batches} batches into ${projectId}`);
     const result = await syncBatches(run, `sync ${thousands(size)}`, principal, size, batches, (b) => makeRows((b + 1) * size, size));
     const counted = await countRows(ctx, projectId);
@@ -282,14 +283,14 @@ async function benchEnqueue(run: Run): Promise<void> {
   const batches = Math.max(1, Math.floor(run.rows / BIG_BATCH));
   const prepared = Array.from({ length: batches }, (_, b) => makeRows(b * BIG_BATCH, BIG_BATCH));
   const pending = async () =>
-    (await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_ingest_batches WHERE project_id = $1', [projectId])).rows[0]!.n;
+    (await ctx.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_ingest_batches WHERE project_id = $1', [projectId])).rows[0]!.n;
 
-  progress(`[${setup}] queued ingest: ${batches} batches of ${thousands(BIG_BATCH)} into ${projectId} (${ctx.queue.kind} queue, ${ctx.config.workerConcurrency} consumers)`);
+  progress(`[${setup}] queued ingest: ${batches} batches of ${thousands(BIG_BATCH)} into ${projectId} (${ctx.runtime.queue.kind} queue, ${ctx.runtime.config.workerConcurrency} consumers)`);
   const enqueueSamples: number[] = [];
   const start = performance.now();
   for (const rows of prepared) {
     const t0 = performance.now();
-    const queued = await ctx.typed.enqueue(principal, rows);
+    const queued = await ctx.apis.typed.enqueue(principal, rows);
     enqueueSamples.push(performance.now() - t0);
     if (queued !== rows.length) throw new Error(`enqueue answered ${queued} for ${rows.length} rows`);
   }
@@ -369,11 +370,11 @@ async function benchEmit(run: Run, rules: number, channel: 'webhook' | 'memory')
           ? [{ kind: 'webhook', url: receiver.url }]
           : [{ kind: 'memory', writeAs: { content: '{{rule.name}}: {{event.eventType}} for {{subject.externalId}} at {{event.payload.value}} bpm ({{event.payload.seq}})', scope: 'project', importance: 3 } }],
     };
-    await ctx.alerts.create(projectId, body, principal.entitlements['active-triggers']);
+    await ctx.apis.alerts.create(projectId, body, principal.entitlements['active-triggers']);
   }
   const label = `emit, ${rules} ${channel} rule${rules === 1 ? '' : 's'}`;
   const emitOne = async (seq: number) => {
-    const result = await ctx.events.emit(projectId, {
+    const result = await ctx.apis.events.emit(projectId, {
       eventType: 'reading.high',
       subject: { kind: 'patient', externalId: `p-${String(seq % SUBJECTS).padStart(5, '0')}` },
       severity: 'warn',
@@ -399,7 +400,7 @@ async function benchEmit(run: Run, rules: number, channel: 'webhook' | 'memory')
     const got = receiver.received() - receivedBefore;
     delivered = rules === 0 ? 'no rules, nothing delivered' : `receiver got ${thousands(got)} of ${thousands(rules * emitted)} webhooks before the emits returned`;
   } else {
-    const { rows } = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [projectId]);
+    const { rows } = await ctx.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [projectId]);
     delivered = `${thousands(rows[0]!.n)} of ${thousands(rules * emitted)} memories written before the emits returned (embedding runs behind, in jobs)`;
   }
   run.table.rows.push({ measure: `${label} matching each event`, n: s.n, p50: s.p50, p95: s.p95, result: `mean ${ms(s.mean)}, p99 ${ms(s.p99)}; ${delivered}` });
@@ -468,12 +469,16 @@ async function profileIngest(run: Run): Promise<void> {
   const projectId = 'typed-profile';
   const principal = await openProject(ctx, projectId);
   const timings = new Map<string, { ms: number; calls: number }>();
-  const timed = timingDb(ctx.db, timings);
-  const typed = new TypedService(timed, ctx.queue, ctx.tenancy, new EventLog(timed, ctx.alerts), ctx.log);
+  const timed = timingDb(ctx.runtime.db, timings);
+  // The same modules over the timed database: events, the alert rules subscribed to them, typed.
+  const runtime = { ...ctx.runtime, db: timed };
+  const events = createEventsModule(runtime).api;
+  createAlertsModule(runtime, { events, memory: ctx.apis.memory });
+  const typed = createTypedModule(runtime, { tenancy: ctx.apis.tenancy, events }).api;
   const size = BIG_BATCH;
-  // Warm-up (creates the accumulators), then a history as deep as the sync run's, untimed, through ctx.typed.
+  // Warm-up (creates the accumulators), then a history as deep as the sync run's, untimed, through ctx.apis.typed.
   const historyBatches = Math.max(1, Math.floor(run.rows / size));
-  for (let b = 0; b < historyBatches; b++) assertReport(await ctx.typed.ingest(principal, makeRows(b * size, size)), size, 'profile history');
+  for (let b = 0; b < historyBatches; b++) assertReport(await ctx.apis.typed.ingest(principal, makeRows(b * size, size)), size, 'profile history');
   progress(`[${setup}] profile: ${historyBatches} untimed batches stored; ${PROFILE_BATCHES} forward and ${PROFILE_BATCHES} late batches timed per statement`);
 
   const phase = async (label: string, rowsOf: (b: number) => ObservationInput[]) => {
@@ -502,7 +507,7 @@ async function profileIngest(run: Run): Promise<void> {
   await phase('late data', (b) => makeRows(20_000_000 + b * size, size, -(b + 1) * size));
 
   if (run.postgres) {
-    const { rows } = await ctx.db.query<{ name: string; size: string }>(
+    const { rows } = await ctx.runtime.db.query<{ name: string; size: string }>(
       `SELECT c.relname AS name, pg_size_pretty(pg_relation_size(c.oid)) AS size
          FROM pg_class c WHERE c.relname IN ('typed_observations', 'events', 'typed_accumulators') OR c.oid IN (
            SELECT indexrelid FROM pg_index WHERE indrelid IN ('typed_observations'::regclass, 'events'::regclass))
@@ -526,7 +531,7 @@ async function benchAll(run: Run): Promise<void> {
 
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
 
-async function runBackend(ctx: AppContext, setup: string, postgres: boolean, rows: number, receiver: Receiver, notes: string[]): Promise<void> {
+async function runBackend(ctx: Lattice, setup: string, postgres: boolean, rows: number, receiver: Receiver, notes: string[]): Promise<void> {
   const table: Table = { setup, rows: [], notes };
   tables.push(table);
   const startedAt = performance.now();
@@ -552,10 +557,10 @@ async function main(): Promise<void> {
     }
     if (process.env.DATABASE_URL) {
       await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
-        const { rows } = await ctx.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
+        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
         await runBackend(ctx, setup, true, PG_ROWS, receiver, [
           `Postgres ${rows[0]!.pg}; ${thousands(PG_ROWS)} rows per sync batch size and for the queued run (BENCH_TYPED_ROWS); ` +
-            `${ctx.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY).`,
+            `${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY).`,
         ]);
       });
     } else progress('DATABASE_URL is not set: skipping the Postgres run');
@@ -564,7 +569,7 @@ async function main(): Promise<void> {
     if (tables.some((t) => t.rows.length > 0)) {
       process.stdout.write(
         `\nTyped ingest and event benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
-          `Service level (ctx.typed.ingest / ctx.typed.enqueue / ctx.events.emit), no HTTP. ` +
+          `Service level (the typed and events apis: ingest, enqueue, emit), no HTTP. ` +
           `One numeric attribute (minValid ${MIN_VALID}, maxValid ${MAX_VALID}), ${thousands(SUBJECTS)} subjects, ~${OUT_OF_RANGE * 100}% of values out of range; ` +
           `one untimed warm-up batch per sync project; ${EMITS} emits per rule setup after ${EMIT_WARMUP} warm-up; webhooks go to a node:http receiver on 127.0.0.1 answering 204.\n`,
       );

@@ -1,25 +1,14 @@
-// Builds the Fastify app from a context. Never listens: server.ts does.
-import rateLimit from '@fastify/rate-limit';
+// Builds the Fastify app from the assembled modules: the platform's plugins, then, under the
+// project prefix, the tenancy access plugin and every module's schemas and routes, and the MCP
+// endpoint with every module's tools. Never listens: server.ts does.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler';
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
-import { Redis } from 'ioredis';
-import type { AppContext } from './context.js';
-import { memoryRoutes } from './memory/routes.js';
-import { MemorySchema } from './memory/schemas.js';
-import { searchRoutes } from './memory/search-routes.js';
-import { curationRoutes } from './memory/curation-routes.js';
 import { mcpRoutes } from './mcp/routes.js';
-import { observeRoutes } from './memory/observe-routes.js';
-import { alertRoutes } from './alerts/routes.js';
-import { eventRoutes } from './events/routes.js';
-import { typedRoutes } from './typed/routes.js';
-import projectAuth, { bearerToken } from './platform/auth.js';
+import type { Lattice } from './modules.js';
 import errorHandler from './platform/error-handler.js';
-import { RateLimitError } from './platform/errors.js';
 import { healthRoutes } from './platform/health.js';
 import openapi from './platform/openapi.js';
-import { hashKey } from './tenancy/keys.js';
 
 export const API_PREFIX = '/api/v1/projects/:projectId';
 
@@ -48,10 +37,11 @@ const buildValidators = (externalSchemas: Record<string, unknown>, ajvOptions: R
   return (route) => (route.httpPart === 'body' ? exact(route) : coercing(route));
 };
 
-export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { config } = ctx;
+export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { runtime, apis, modules } = lattice;
+  const { config } = runtime;
   const app = Fastify({
-    loggerInstance: options.logger === false ? undefined : ctx.log,
+    loggerInstance: options.logger === false ? undefined : runtime.log,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     // `/v1/projects/...` (behind a gateway that adds `/api`) is the same route as `/api/v1/...`.
@@ -65,39 +55,14 @@ export async function buildApp(ctx: AppContext, options: BuildOptions = {}): Pro
 
   await app.register(errorHandler);
   await app.register(openapi);
-  await app.register(healthRoutes, { db: ctx.db, queue: ctx.queue });
-
-  const rateLimitRedis = config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
-  rateLimitRedis?.on('error', () => {});
-  if (rateLimitRedis) app.addHook('onClose', async () => rateLimitRedis.disconnect());
+  await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue });
 
   await app.register(
     async (scope) => {
-      await scope.register(rateLimit, {
-        max: config.rateLimitPerMinute,
-        timeWindow: 60_000,
-        redis: rateLimitRedis,
-        nameSpace: `${config.queuePrefix}:rate:`,
-        skipOnError: true,
-        keyGenerator: (request) => {
-          const token = bearerToken(request);
-          return token === undefined ? `ip:${request.ip}` : `key:${hashKey(token).slice(0, 32)}`;
-        },
-        errorResponseBuilder: (_request, context) =>
-          new RateLimitError(`rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
-      });
-      await scope.register(projectAuth, { tenancy: ctx.tenancy });
-      scope.addSchema(MemorySchema);
-      await scope.register(memoryRoutes, { memory: ctx.memory });
-      await scope.register(searchRoutes, { search: ctx.search });
-      await scope.register(curationRoutes, { curation: ctx.curation });
-      await scope.register(observeRoutes, { observer: ctx.observer });
-      await scope.register(typedRoutes, { typed: ctx.typed });
-      await scope.register(eventRoutes, { events: ctx.events });
-      await scope.register(alertRoutes, { alerts: ctx.alerts });
-      await scope.register(mcpRoutes, {
-        services: { memory: ctx.memory, search: ctx.search, tenancy: ctx.tenancy, observe: (projectId, input) => ctx.observer.observe(projectId, input) },
-      });
+      await scope.register(apis.tenancy.access);
+      for (const module of modules) for (const schema of module.schemas ?? []) scope.addSchema(schema);
+      for (const module of modules) if (module.routes) await scope.register(module.routes);
+      await scope.register(mcpRoutes, { tools: modules.flatMap((module) => module.tools ?? []), access: apis.tenancy });
     },
     { prefix: API_PREFIX },
   );

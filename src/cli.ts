@@ -1,12 +1,13 @@
 // `lattice <command>`: serve, worker, migrate, and the admin commands for projects and keys.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase } from './context.js';
+import { tenancyAdmin } from './modules.js';
+import { parsePermissions } from './platform/access.js';
 import type { Db } from './platform/db.js';
 import { AppError, DataDirLockedError } from './platform/errors.js';
 import { migrate } from './platform/migrations.js';
+import { openDatabase } from './platform/runtime.js';
 import { serve, worker } from './server.js';
-import { parsePermissions, TenancyService } from './tenancy/service.js';
 
 const USAGE = `Usage: lattice <command>
 
@@ -80,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'project':
       return withDb(config, async (db) => {
-        const tenancy = new TenancyService(db);
+        const tenancy = tenancyAdmin(db);
         if (sub === 'create') {
           const id = rest[0];
           if (!id) throw new UsageError('project create needs an id');
@@ -104,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
       });
     case 'key':
       return withDb(config, async (db) => {
-        const tenancy = new TenancyService(db);
+        const tenancy = tenancyAdmin(db);
         if (sub === 'create') {
           if (!values.project) throw new UsageError('key create needs --project <id>');
           if (!values.permissions) throw new UsageError('key create needs --permissions READ_MEMORY,WRITE_MEMORY');

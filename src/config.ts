@@ -2,6 +2,7 @@
 // boot with a message that names every bad key. The result is frozen and passed down.
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { isProjectId } from './platform/project-id.js';
 
 export type EmbeddingProvider = 'local' | 'gateway';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -121,15 +122,13 @@ class Reader {
   }
 }
 
-const PROJECT_ID = /^[a-z0-9][a-z0-9_-]{1,62}$/;
-
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const r = new Reader(env);
   const cores = availableParallelism();
 
   const bootstrapProject = r.raw('LATTICE_BOOTSTRAP_PROJECT');
   const bootstrapApiKey = r.raw('LATTICE_BOOTSTRAP_API_KEY');
-  if (bootstrapProject !== undefined && !PROJECT_ID.test(bootstrapProject)) {
+  if (bootstrapProject !== undefined && !isProjectId(bootstrapProject)) {
     r.problems.push('LATTICE_BOOTSTRAP_PROJECT: expected 2 to 63 characters of a-z, 0-9, _ and -');
   }
   if (bootstrapApiKey !== undefined && bootstrapProject === undefined) {

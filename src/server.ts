@@ -3,13 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
-import { createContext, type AppContext } from './context.js';
+import { createLattice, type Lattice } from './modules.js';
 import { createLogger } from './platform/logger.js';
-import { bootstrap } from './tenancy/bootstrap.js';
 
 export interface Running {
   app?: FastifyInstance;
-  ctx: AppContext;
+  lattice: Lattice;
   stop(): Promise<void>;
 }
 
@@ -30,21 +29,21 @@ function onSignals(stop: () => Promise<void>): void {
 
 export async function serve(config: Config): Promise<Running> {
   const log = createLogger(config.logLevel);
-  const starting = createContext(config, { log });
+  const starting = createLattice(config, { log });
   let app: FastifyInstance | undefined;
   let stopping = false;
   const stop = async () => {
     stopping = true;
-    const ctx = await starting;
+    const lattice = await starting;
     await app?.close();
-    await ctx.close();
+    await lattice.close();
   };
   // Installed before anything opens, so a signal during start-up waits for the database to be
   // open (PGlite must not be killed mid-write) and then shuts down cleanly.
   onSignals(stop);
-  const ctx = await starting;
+  const lattice = await starting;
   try {
-    const provisioned = await bootstrap(config, ctx.tenancy);
+    const provisioned = await lattice.apis.tenancy.bootstrap();
     if (provisioned.demo) {
       process.stdout.write(
         [
@@ -60,11 +59,11 @@ export async function serve(config: Config): Promise<Running> {
         ].join('\n'),
       );
     }
-    if (config.serveRunsJobs) await ctx.startConsumers();
-    app = await buildApp(ctx);
+    if (config.serveRunsJobs) await lattice.startConsumers();
+    app = await buildApp(lattice);
     await app.listen({ port: config.port, host: config.host });
     log.info(
-      { database: ctx.db.kind, queue: ctx.queue.kind, jobsInProcess: config.serveRunsJobs, embedder: ctx.embedder.model },
+      { database: lattice.runtime.db.kind, queue: lattice.runtime.queue.kind, jobsInProcess: config.serveRunsJobs, embedder: lattice.apis.embeddings.model },
       `lattice listening on ${config.host}:${config.port} (OpenAPI at /openapi.json, docs at /docs)`,
     );
   } catch (error) {
@@ -72,10 +71,10 @@ export async function serve(config: Config): Promise<Running> {
     // exits once shutdown completes, so this failure is expected and not reported.
     if (stopping) return new Promise<never>(() => {});
     await app?.close();
-    await ctx.close();
+    await lattice.close();
     throw error;
   }
-  return { app, ctx, stop };
+  return { app, lattice, stop };
 }
 
 export async function worker(config: Config): Promise<Running> {
@@ -83,11 +82,11 @@ export async function worker(config: Config): Promise<Running> {
     throw new ConfigError(['lattice worker consumes BullMQ jobs and needs REDIS_URL; without Redis, `lattice serve` runs jobs in-process']);
   }
   const log = createLogger(config.logLevel, 'lattice-worker');
-  const starting = createContext(config, { log });
+  const starting = createLattice(config, { log });
   const stop = async () => (await starting).close();
   onSignals(stop);
-  const ctx = await starting;
-  await ctx.startConsumers();
-  log.info({ database: ctx.db.kind, concurrency: config.workerConcurrency }, 'lattice worker consuming jobs');
-  return { ctx, stop };
+  const lattice = await starting;
+  await lattice.startConsumers();
+  log.info({ database: lattice.runtime.db.kind, concurrency: config.workerConcurrency }, 'lattice worker consuming jobs');
+  return { lattice, stop };
 }

@@ -70,7 +70,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<{ alerts: AlertService }> = 
   app.get(
     '/memory-alerts/:alertId/fires',
     {
-      config: READ,
+      config: { ...READ, audit: 'read.alert_fires' },
       schema: {
         tags,
         summary: `The rule's last ${FIRES_LISTED} fires, newest first`,

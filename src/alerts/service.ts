@@ -2,15 +2,14 @@
 // emitter's transaction), and delivery to channels after commit: a synchronous first attempt with
 // a short timeout for single emits, then retries with backoff through the queue.
 import type { FastifyBaseLogger } from 'fastify';
+import type { DispatchMode, EventsApi } from '../events/index.js';
 import type { LoggedEvent } from '../events/schemas.js';
-import { getEvents } from '../events/store.js';
-import type { AppQueue } from '../jobs.js';
-import type { MemoryService } from '../memory/service.js';
+import type { MemoryApi } from '../memory/index.js';
 import { mapConcurrent } from '../platform/concurrency.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { AppError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { backoffDelay } from '../platform/queue.js';
+import { backoffDelay, type DomainQueue, type JobHandlers } from '../platform/queue.js';
 import { admitFire, dedupeKeyFor, isThrottled, renderTemplate, ruleMatches } from './match.js';
 import type { Channel, CreateRuleBody, DeliveryResult, Fire, MemoryChannel, PatchRuleBody, Rule, WebhookChannel } from './schemas.js';
 import * as store from './store.js';
@@ -44,8 +43,6 @@ export interface PendingFire {
   event: LoggedEvent;
 }
 
-export type DispatchMode = 'sync' | 'queued';
-
 export interface DeliverPayload {
   projectId: string;
   fireId: string;
@@ -53,11 +50,20 @@ export interface DeliverPayload {
   attempt: number;
 }
 
+/** Deliveries are jobs (retries with backoff); a sweep re-enqueues those whose job was lost. */
+export type AlertJobs = {
+  'alerts.deliver': { payload: DeliverPayload; result: { delivered: boolean } };
+  'alerts.sweep': { payload: Record<string, never>; result: { enqueued: number } };
+};
+
+const deliveryJobId = (fireId: string, channel: number, attempt: number) => `alerts.deliver.${fireId}.${channel}.${attempt}`;
+
 export class AlertService {
   constructor(
     private readonly db: Db,
-    private readonly queue: AppQueue,
-    private readonly memory: MemoryService,
+    private readonly queue: DomainQueue<AlertJobs>,
+    private readonly events: Pick<EventsApi, 'get'>,
+    private readonly memory: Pick<MemoryApi, 'save'>,
     private readonly settings: AlertSettings,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -196,7 +202,7 @@ export class AlertService {
     const deliveries = fires.flatMap((fire) => fire.rule.notify.map((_channel, channel) => ({ fire, channel })));
     if (mode === 'queued') {
       await mapConcurrent(deliveries, 16, ({ fire, channel }) =>
-        this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1, jobId: `deliver.${fire.fireId}.${channel}.1` }),
+        this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1, jobId: deliveryJobId(fire.fireId, channel, 1) }),
       );
       return;
     }
@@ -218,7 +224,7 @@ export class AlertService {
     const current = fire.deliveryResults[payload.channel];
     if (current?.ok) return { delivered: true };
     const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
-    const [event] = fire.eventId === null ? [] : await getEvents(this.db, payload.projectId, [fire.eventId]);
+    const [event] = fire.eventId === null ? [] : await this.events.get(payload.projectId, [fire.eventId]);
     if (!rule || !event) return { delivered: false };
     const target = rule.notify[payload.channel];
     if (current && (!target || !sameTarget(current, channelTarget(target)))) {
@@ -238,7 +244,7 @@ export class AlertService {
   async sweepDeliveries(graceMs = 60_000): Promise<number> {
     const overdue = await store.overdueDeliveries(this.db, graceMs, 1000);
     for (const { projectId, fireId, channel, attempts } of overdue) {
-      await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt: attempts + 1 }, { attempts: 1, jobId: `deliver.${fireId}.${channel}.${attempts + 1}` });
+      await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt: attempts + 1 }, { attempts: 1, jobId: deliveryJobId(fireId, channel, attempts + 1) });
     }
     return overdue.length;
   }
@@ -269,7 +275,7 @@ export class AlertService {
       await this.queue.enqueue(
         'alerts.deliver',
         { projectId, fireId: fire.fireId, channel: index, attempt: attempt + 1 },
-        { attempts: 1, delayMs, jobId: `deliver.${fire.fireId}.${index}.${attempt + 1}` },
+        { attempts: 1, delayMs, jobId: deliveryJobId(fire.fireId, index, attempt + 1) },
       );
     }
     return outcome.ok;
@@ -316,6 +322,13 @@ interface ChannelOutcome {
   statusCode?: number;
   memoryId?: string;
   error?: string;
+}
+
+export function alertJobs(alerts: AlertService): JobHandlers<AlertJobs> {
+  return {
+    'alerts.deliver': (payload) => alerts.deliver(payload),
+    'alerts.sweep': async () => ({ enqueued: await alerts.sweepDeliveries() }),
+  };
 }
 
 /** What a delivery result records of its channel, to tell whether a later edit replaced it. */

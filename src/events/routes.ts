@@ -10,7 +10,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventLog }> = asyn
   app.post(
     '/lattice/events/emit',
     {
-      config: { permission: 'WRITE_MEMORY' },
+      config: { permission: 'WRITE_MEMORY', audit: 'write.event' },
       schema: {
         tags,
         summary: 'Append an event; matching alert rules fire before this answers',
@@ -32,7 +32,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventLog }> = asyn
   app.get(
     '/memory-events',
     {
-      config: { permission: 'READ_MEMORY' },
+      config: { permission: 'READ_MEMORY', audit: 'read.events' },
       schema: {
         tags,
         summary: 'Poll the event log, oldest first',

@@ -1,7 +1,7 @@
-// The event log: append (idempotent per dedupeKey), evaluate alert rules in the same transaction,
-// deliver after commit; and poll.
+// The event log: append (idempotent per dedupeKey), let subscribers act on the appended events in
+// the same transaction (alert rules record their fires there) and after commit (deliveries); and
+// poll. The log knows no subscriber: higher domains plug in through `onAppend`.
 import { createHash } from 'node:crypto';
-import type { AlertService, DispatchMode, PendingFire } from '../alerts/service.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { ValidationError } from '../platform/errors.js';
 import type { EmitBody, LoggedEvent, NewEvent } from './schemas.js';
@@ -59,37 +59,73 @@ export function toNewEvent(body: EmitBody): NewEvent {
   return { ...event, dedupeKey };
 }
 
-export class EventLog {
-  constructor(
-    private readonly db: Db,
-    private readonly alerts: AlertService,
-  ) {}
+/** How follow-up work leaves after commit: tried now (a single emit) or handed to the queue (bulk ingest). */
+export type DispatchMode = 'sync' | 'queued';
 
-  /** Appends inside the caller's transaction and evaluates the rules there; deliver with `dispatch` after commit. */
-  async appendInTransaction(tx: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}) {
-    const appended = await store.appendEvents(tx, projectId, events, options);
-    const fires = await this.alerts.evaluate(tx, projectId, appended);
-    return { appended, fires };
+/** Work an append set off: recorded in the appending transaction, carried out after it commits. */
+export interface AppendFollowUp {
+  /** The notifications it will send (alert fires), reported to the emitter. */
+  readonly dispatches: number;
+  afterCommit(mode: DispatchMode): Promise<void>;
+}
+
+/** Called inside the appending transaction with the events it appended (never empty). */
+export type AppendHook = (tx: Queryable, projectId: string, events: readonly LoggedEvent[]) => Promise<AppendFollowUp | undefined>;
+
+export interface AppendReceipt {
+  appended: LoggedEvent[];
+  /** Notifications set off by the append; sent by `afterCommit`. */
+  dispatches: number;
+  followUps: readonly AppendFollowUp[];
+}
+
+export class EventLog {
+  private readonly hooks: AppendHook[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  /** Subscribes to every append (alert rules do). */
+  onAppend(hook: AppendHook): void {
+    this.hooks.push(hook);
   }
 
-  dispatch(projectId: string, fires: readonly PendingFire[], mode: DispatchMode): Promise<void> {
-    return this.alerts.dispatch(projectId, fires, mode);
+  /** Appends inside the caller's transaction and runs the subscribers there; call `afterCommit` once it commits. */
+  async appendInTransaction(tx: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}): Promise<AppendReceipt> {
+    const appended = await store.appendEvents(tx, projectId, events, options);
+    const followUps: AppendFollowUp[] = [];
+    if (appended.length > 0) {
+      for (const hook of this.hooks) {
+        const followUp = await hook(tx, projectId, appended);
+        if (followUp) followUps.push(followUp);
+      }
+    }
+    return { appended, dispatches: followUps.reduce((sum, f) => sum + f.dispatches, 0), followUps };
+  }
+
+  /** After the appending transaction committed: carries out what the subscribers recorded. */
+  async afterCommit(receipt: Pick<AppendReceipt, 'followUps'>, mode: DispatchMode): Promise<void> {
+    for (const followUp of receipt.followUps) await followUp.afterCommit(mode);
   }
 
   /** One event; rules fire synchronously and their channels get a first attempt before this returns. */
   async emit(projectId: string, body: EmitBody): Promise<EmitResult> {
     const event = toNewEvent(body);
-    const { appended, fires } = await this.db.transaction((tx) => this.appendInTransaction(tx, projectId, [event]));
-    const [logged] = appended;
+    const receipt = await this.db.transaction((tx) => this.appendInTransaction(tx, projectId, [event]));
+    const [logged] = receipt.appended;
     if (!logged) {
       const existing = await store.findByDedupeKey(this.db, projectId, event.dedupeKey);
       return { emitted: false, event: existing!, alertDispatches: 0 };
     }
-    await this.dispatch(projectId, fires, 'sync');
-    return { emitted: true, event: logged, alertDispatches: fires.length };
+    await this.afterCommit(receipt, 'sync');
+    return { emitted: true, event: logged, alertDispatches: receipt.dispatches };
   }
 
   list(projectId: string, page: store.EventPage): Promise<LoggedEvent[]> {
     return store.listEvents(this.db, projectId, page);
+  }
+
+  /** Events by id (those of another project are not found). */
+  get(projectId: string, ids: readonly string[]): Promise<LoggedEvent[]> {
+    return store.getEvents(this.db, projectId, ids);
   }
 }

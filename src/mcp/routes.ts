@@ -1,24 +1,31 @@
 // The MCP endpoint (Streamable HTTP, stateless): each POST gets a fresh server bound to the
 // caller's key, so any API process can answer any request. Bearer auth and permissions are the
-// REST ones; tools needing WRITE_MEMORY check it themselves.
+// REST ones; each tool checks the permission it needs.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { buildMcpServer, type McpServices } from './tools.js';
+import type { ToolDefinition } from '../platform/module.js';
+import type { TenancyApi } from '../tenancy/index.js';
+import { buildMcpServer } from './server.js';
 
-const DESCRIPTION =
-  'Model Context Protocol over Streamable HTTP (stateless; JSON responses). Tools: memory_observe, memory_save, memory_search, memory_list, memory_recall. ' +
-  'Send JSON-RPC 2.0 with `Accept: application/json, text/event-stream`. Tool failures are tool results with `isError: true` whose text is our error body.';
+export interface McpRouteOptions {
+  tools: readonly ToolDefinition[];
+  access: Pick<TenancyApi, 'assertPermission' | 'audit'>;
+}
 
-export const mcpRoutes: FastifyPluginAsyncTypebox<{ services: McpServices }> = async (app, { services }) => {
+export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteOptions> = async (app, { tools, access }) => {
+  const description =
+    `Model Context Protocol over Streamable HTTP (stateless; JSON responses). Tools: ${tools.map((t) => t.name).join(', ')}. ` +
+    'Send JSON-RPC 2.0 with `Accept: application/json, text/event-stream`. Tool failures are tool results with `isError: true` whose text is our error body.';
+
   app.post(
     '/mcp-server',
     {
       config: { permission: 'READ_MEMORY' },
-      schema: { tags: ['mcp'], summary: 'MCP endpoint (JSON-RPC)', description: DESCRIPTION, body: Type.Unknown() },
+      schema: { tags: ['mcp'], summary: 'MCP endpoint (JSON-RPC)', description, body: Type.Unknown() },
     },
     async (request, reply) => {
-      const server = buildMcpServer(services, request.principal, request.log);
+      const server = buildMcpServer(tools, access, { principal: request.principal, requestId: request.id, log: request.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
       reply.raw.on('close', () => {

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import {
   BackfillBodySchema,
   BackfillResultSchema,
+  InsightSchema,
   ConfirmBodySchema,
   CreateMemoryBodySchema,
   ListMemoriesQuerySchema,
@@ -17,7 +18,6 @@ import {
   type MemoryType,
 } from './schemas.js';
 import type { MemoryService } from './service.js';
-import { InsightSchema } from './insight-schema.js';
 
 const WRITE = { permission: 'WRITE_MEMORY' } as const;
 const tags = ['memory'];
@@ -27,7 +27,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.get(
     '/admin/memory',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'read.list' },
       schema: {
         tags,
         summary: 'List memories, newest first',
@@ -58,7 +58,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.get(
     '/admin/memory/platform',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'read.list' },
       schema: {
         tags,
         summary: 'List platform-scoped memories',
@@ -73,7 +73,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.get(
     '/admin/memory/review',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'read.review' },
       schema: {
         tags,
         summary: 'The review queue: pending and flagged memories',
@@ -94,7 +94,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.get(
     '/admin/memory/insights',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'read.insights' },
       schema: {
         tags,
         summary: 'Per-subject roll-up: recency, silence, importance',
@@ -112,7 +112,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.post(
     '/admin/memory',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.memory' },
       schema: {
         tags,
         summary: 'Create a memory in any scope',
@@ -150,14 +150,14 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
 
   app.get(
     '/admin/memory/:memoryId',
-    { config: WRITE, schema: { tags, summary: 'Fetch one memory (does not count as an access)', params: MemoryParamsSchema, response: { 200: Type.Ref('Memory') } } },
+    { config: { ...WRITE, audit: 'read.memory' }, schema: { tags, summary: 'Fetch one memory (does not count as an access)', params: MemoryParamsSchema, response: { 200: Type.Ref('Memory') } } },
     async (request) => memory.get(request.principal.projectId, request.params.memoryId),
   );
 
   app.patch(
     '/admin/memory/:memoryId',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.memory' },
       schema: {
         tags,
         summary: 'Edit a memory',
@@ -173,7 +173,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.post(
     '/admin/memory/:memoryId/confirm',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.memory' },
       schema: {
         tags,
         summary: 'Confirm or reject a memory awaiting review',
@@ -190,7 +190,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   app.post(
     '/admin/memory/:memoryId/promote',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.memory' },
       schema: {
         tags,
         summary: 'Move a memory to another scope',
@@ -208,7 +208,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
     ['/admin/memory/:memoryId', deleteSchema.summary],
     ['/memory/:memoryId', 'Delete a memory (caller surface; same as the admin route)'],
   ] as const) {
-    app.delete(url, { config: WRITE, schema: { ...deleteSchema, summary } }, async (request, reply) => {
+    app.delete(url, { config: { ...WRITE, audit: 'write.delete' }, schema: { ...deleteSchema, summary } }, async (request, reply) => {
       await memory.delete(request.principal.projectId, request.params.memoryId);
       return reply.code(204).send(null);
     });

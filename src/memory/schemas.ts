@@ -1,7 +1,7 @@
 // Every memory shape, defined once: validation, types and the OpenAPI come from these.
 import { Type, type Static } from 'typebox';
-import { ProjectParamsSchema } from '../platform/auth.js';
 import { LimitOffset, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { ProjectParamsSchema } from '../platform/project-id.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 
 export const MEMORY_TYPES = [
@@ -178,3 +178,15 @@ export type BackfillBody = Static<typeof BackfillBodySchema>;
 export const BackfillResultSchema = Type.Object({
   embedded: Type.Integer({ description: 'Memories embedded by this call; call again until 0' }),
 });
+
+/** Per-subject roll-up: recency, silence, importance. */
+export const InsightSchema = Type.Object({
+  subject: SubjectSchema,
+  memoryCount: Type.Integer(),
+  firstMemoryAt: Type.String({ format: 'date-time' }),
+  lastMemoryAt: Type.String({ format: 'date-time' }),
+  daysSinceLastMemory: Type.Number({ description: 'Silence: days since the newest memory about the subject' }),
+  avgImportance: Type.Number(),
+  maxImportance: Type.Number(),
+});
+export type SubjectInsight = Static<typeof InsightSchema>;

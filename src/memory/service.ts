@@ -1,16 +1,16 @@
 // Memory use cases: write (save, create), read (get, recall, list, review, stats, insights),
 // curate (patch, confirm, promote, delete), and the embedding path. REST routes and MCP tools
 // both call these.
-import type { Embedder } from '../embeddings/embedder.js';
-import type { AppQueue } from '../jobs.js';
+import type { EmbeddingsApi } from '../embeddings/index.js';
 import { mapConcurrent } from '../platform/concurrency.js';
 import { UNIQUE_VIOLATION, type Db } from '../platform/db.js';
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import type { JobHandlers, DomainQueue } from '../platform/queue.js';
 import type { Subject } from '../platform/common-schemas.js';
 import { contentHash } from './content-hash.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
-import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody } from './schemas.js';
+import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody, type SubjectInsight } from './schemas.js';
 import * as store from './store.js';
 
 /** Rows embedded and written together by the backfill job. */
@@ -18,6 +18,12 @@ const WRITE_GROUP = 64;
 const EMBED_GROUPS_IN_FLIGHT = 2;
 /** The automatic embedding job drains at most this many rows per run, then re-enqueues itself. */
 const DRAIN_LIMIT = 5000;
+
+/** The jobs this service enqueues: embedding, behind writes and on demand. */
+export type EmbeddingJobs = {
+  'memory.embed-backfill': { payload: { projectId: string; batch: number }; result: { embedded: number } };
+  'memory.embed-drain': { payload: { projectId: string }; result: { embedded: number } };
+};
 
 export interface SaveInput {
   id?: string;
@@ -50,16 +56,6 @@ export interface ListOptions extends store.MemoryFilter {
   offset?: number;
 }
 
-export interface SubjectInsight {
-  subject: Subject;
-  memoryCount: number;
-  firstMemoryAt: string;
-  lastMemoryAt: string;
-  daysSinceLastMemory: number;
-  avgImportance: number;
-  maxImportance: number;
-}
-
 function normaliseId(id: string): string {
   return id.startsWith('mem_') ? id : `mem_${id}`;
 }
@@ -67,8 +63,8 @@ function normaliseId(id: string): string {
 export class MemoryService {
   constructor(
     private readonly db: Db,
-    private readonly queue: AppQueue,
-    private readonly embedder: Embedder,
+    private readonly queue: DomainQueue<EmbeddingJobs>,
+    private readonly embedder: Pick<EmbeddingsApi, 'embed' | 'model'>,
   ) {}
 
   // ---- writes ---------------------------------------------------------------------------------
@@ -282,7 +278,7 @@ export class MemoryService {
 
   /** Interactive: runs one backfill batch as a job and waits for it. */
   backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<{ embedded: number }> {
-    return this.queue.run('embeddings.backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
+    return this.queue.run('memory.embed-backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
   }
 
   /**
@@ -292,9 +288,9 @@ export class MemoryService {
   async scheduleEmbedding(projectId: string, now = Date.now()): Promise<void> {
     const second = Math.floor(now / 1000);
     await this.queue.enqueue(
-      'embeddings.drain',
+      'memory.embed-drain',
       { projectId },
-      { jobId: `embed:${projectId}:${second}`, delayMs: (second + 1) * 1000 + 100 - now, attempts: 3, backoffMs: 2000 },
+      { jobId: `memory.embed-drain.${projectId}.${second}`, delayMs: (second + 1) * 1000 + 100 - now, attempts: 3, backoffMs: 2000 },
     );
   }
 
@@ -339,4 +335,12 @@ export class MemoryService {
       throw error;
     }
   }
+}
+
+/** The handlers of the embedding jobs. */
+export function embeddingJobs(memory: MemoryService): JobHandlers<EmbeddingJobs> {
+  return {
+    'memory.embed-backfill': ({ projectId, batch }) => memory.embedPending(projectId, batch),
+    'memory.embed-drain': ({ projectId }) => memory.drainEmbeddings(projectId),
+  };
 }

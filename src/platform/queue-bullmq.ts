@@ -9,6 +9,7 @@ import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, Sch
 const QUEUE_NAME = 'jobs';
 // A handler's AppError crosses the process boundary as this marker plus JSON in failedReason.
 const APP_ERROR_MARK = 'lattice-app-error:';
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
 
 export interface BullQueueOptions {
   redisUrl: string;
@@ -155,8 +156,18 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
         backoff: { type: 'exponential', delay: options.backoffMs ?? 1000, jitter: 0.5 },
       });
     } catch (error) {
-      throw new DependencyUnavailableError('could not enqueue the job: Redis is unreachable', { cause: error });
+      if (this.unreachable(error)) throw new DependencyUnavailableError(`could not enqueue job ${name}: Redis is unreachable`, { cause: error });
+      // Refused for another reason (a payload JSON cannot hold, an id BullMQ rejects, a Redis error
+      // reply): a fault of ours, reported with its real cause rather than as an outage.
+      throw new Error(`the queue refused job ${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
+  }
+
+  /** Whether a failed call failed for want of Redis, rather than being refused. */
+  private unreachable(error: unknown): boolean {
+    if (error instanceof TypeError) return false; // raised before anything was sent (serialising the payload)
+    const code = (error as { code?: unknown } | null)?.code;
+    return this.connection.status !== 'ready' || (typeof code === 'string' && NETWORK_ERRORS.has(code));
   }
 
   private ensureEvents(): Promise<void> {

@@ -1,6 +1,8 @@
 // The in-process job runner: the same interface as BullMQ, for the embedded default. Jobs run in
 // this process with bounded concurrency, retries with backoff, and timers for schedules. Jobs live
 // in memory: a job not yet finished when the process stops is lost (BullMQ keeps them in Redis).
+// Payloads are copied through JSON, as BullMQ stores them, so a payload that would not survive
+// Redis (a Date, a BigInt, a class instance) fails or changes here too, not only in production.
 import { CronExpressionParser } from 'cron-parser';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError, JobTimeoutError } from './errors.js';
@@ -48,8 +50,8 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
   async enqueue<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: EnqueueOptions = {}): Promise<string> {
     const id = options.jobId ?? newId('job');
     if (this.known.has(id)) return id;
+    const job: PendingJob = { id, name, payload: asStored(payload), attempt: 1, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 1000 };
     this.known.add(id);
-    const job: PendingJob = { id, name, payload, attempt: 1, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 1000 };
     if (options.delayMs && options.delayMs > 0) this.later(options.delayMs, () => this.push(job));
     else this.push(job);
     return id;
@@ -58,11 +60,13 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
   run<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: RunOptions = {}): Promise<M[N]['result']> {
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     return new Promise((resolve, reject) => {
+      // Thrown here, a payload that cannot be stored rejects the promise.
+      const stored = asStored(payload);
       const timer = setTimeout(() => reject(new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`)), timeoutMs);
       const job: PendingJob = {
         id: newId('job'),
         name,
-        payload,
+        payload: stored,
         attempt: 1,
         attempts: 1,
         backoffMs: 0,
@@ -92,7 +96,7 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
     this.schedules.set(scheduleId, token);
     const tick = () => {
       if (this.closed || this.schedules.get(scheduleId) !== token) return;
-      void this.enqueue(name, payload, { jobId: `${scheduleId}:${Date.now()}`, attempts: 1 });
+      void this.enqueue(name, payload, { jobId: `${scheduleId}.${Date.now()}`, attempts: 1 });
       this.later(next(), tick);
     };
     this.later(next(), tick);
@@ -174,4 +178,10 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
       }
     }
   }
+}
+
+/** The payload as a job store holds it: JSON. */
+function asStored(payload: unknown): unknown {
+  const text = JSON.stringify(payload);
+  return text === undefined ? undefined : JSON.parse(text);
 }

@@ -1,6 +1,8 @@
 // The typed job queue: one interface, two implementations (BullMQ on Redis, and an in-process
-// runner for the embedded default). Jobs are named; a map from name to payload and result types
-// (src/jobs.ts) types every call. Payloads carry ids, not big data.
+// runner for the embedded default). Jobs are named `<domain>.<job>`; each domain declares a map
+// from its job names to payload and result types, and sees the queue only through `domainQueue`,
+// which lets it enqueue its own jobs and nothing else. Payloads carry ids, not big data, and travel
+// as JSON on both implementations.
 import type { FastifyBaseLogger } from 'fastify';
 
 export interface JobSpec {
@@ -17,13 +19,10 @@ export interface JobContext {
   log: FastifyBaseLogger;
 }
 
-export type JobHandler<M extends JobMapBase, N extends keyof M> = (
-  payload: M[N]['payload'],
-  context: JobContext,
-) => Promise<M[N]['result']>;
+export type JobHandler<S extends JobSpec> = (payload: S['payload'], context: JobContext) => Promise<S['result']>;
 
-/** Exactly one handler for every job name: the type enforces it, `checkHandlers` re-checks at start. */
-export type JobHandlers<M extends JobMapBase> = { [N in keyof M]: JobHandler<M, N> };
+/** Exactly one handler for every job name: the type enforces it, the module registry re-checks at start. */
+export type JobHandlers<M extends JobMapBase> = { [N in keyof M]: JobHandler<M[N]> };
 
 export interface EnqueueOptions {
   /** Deduplicates: a job with this id that still exists is not added again. */
@@ -56,12 +55,40 @@ export interface JobQueue<M extends JobMapBase> {
   close(): Promise<void>;
 }
 
-export function checkHandlers<M extends JobMapBase>(names: readonly (keyof M & string)[], handlers: JobHandlers<M>): void {
-  const missing = names.filter((name) => typeof handlers[name] !== 'function');
-  const unknown = Object.keys(handlers).filter((name) => !names.includes(name));
-  if (missing.length > 0 || unknown.length > 0) {
-    throw new Error(`job handlers do not match the job map: missing ${missing.join(', ') || 'none'}; unknown ${unknown.join(', ') || 'none'}`);
+/** `<domain>.<job>`: lower-case words, one dot. */
+const JOB_NAME = /^[a-z][a-z0-9-]*\.[a-z][a-z0-9-]*$/;
+/** `<domain>.<job>.<key>`: dots as the only separator (BullMQ refuses most ids with a colon). */
+const JOB_ID = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
+
+/** Refuses a job name outside `<domain>.<job>` or outside the domain. */
+export function checkJobName(domain: string, name: string): void {
+  if (!JOB_NAME.test(name) || !name.startsWith(`${domain}.`)) {
+    throw new Error(`job ${JSON.stringify(name)} is not named ${domain}.<job> (lower-case words, one dot)`);
   }
+}
+
+/** Refuses a job id that is not `<job name>.<key>` with dots as the only separator. */
+export function checkJobId(name: string, jobId: string): void {
+  if (!JOB_ID.test(jobId) || !jobId.startsWith(`${name}.`)) {
+    throw new Error(`job id ${JSON.stringify(jobId)} is not ${name}.<key> (letters, digits, _ and -, separated by dots)`);
+  }
+}
+
+/** The queue as one domain sees it: its own jobs only, names and ids checked before they leave. */
+export type DomainQueue<M extends JobMapBase> = Pick<JobQueue<M>, 'enqueue' | 'run'>;
+
+export function domainQueue<M extends JobMapBase>(queue: JobQueue<JobMapBase>, domain: string): DomainQueue<M> {
+  return {
+    enqueue(name, payload, options) {
+      checkJobName(domain, name);
+      if (options?.jobId !== undefined) checkJobId(name, options.jobId);
+      return queue.enqueue(name, payload, options);
+    },
+    async run(name, payload, options) {
+      checkJobName(domain, name);
+      return (await queue.run(name, payload, options)) as M[typeof name]['result'];
+    },
+  };
 }
 
 /** Exponential backoff with full jitter, capped. */

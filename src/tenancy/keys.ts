@@ -2,14 +2,7 @@
 // 256 bits of randomness, so a fast digest is enough: there is nothing to brute-force.
 import { createHash, randomBytes } from 'node:crypto';
 
-export const PERMISSIONS = ['READ_MEMORY', 'WRITE_MEMORY'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
-
 const PREFIX_LENGTH = 12;
-
-export function isPermission(value: string): value is Permission {
-  return (PERMISSIONS as readonly string[]).includes(value);
-}
 
 export interface KeyMaterial {
   apiKey: string;

@@ -1,4 +1,6 @@
-// Projects, API keys, entitlements and meters: the one place that decides who may do what.
+// Projects, API keys, entitlements and meters: the one place that decides who may do what, and
+// how much of a metered resource a project may use.
+import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db.js';
 import {
   AuthenticationError,
@@ -10,12 +12,11 @@ import {
   ValidationError,
 } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { fromKey, generateKey, hashKey, isPermission, type Permission } from './keys.js';
+import type { Permission } from '../platform/access.js';
+import { isProjectId } from '../platform/project-id.js';
+import { fromKey, generateKey, hashKey } from './keys.js';
 import { entitlementsFor, isPlan, upgradeFor, type Entitlements, type Feature, type Meter, type Plan } from './plans.js';
 import * as store from './store.js';
-
-export const PROJECT_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{1,62}$';
-const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 
 /** Who is calling: resolved from the API key on every request. */
 export interface Principal {
@@ -44,20 +45,11 @@ function secondsToNextMonth(now: Date): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
-export function parsePermissions(list: string): Permission[] {
-  const items = list.split(',').map((p) => p.trim().toUpperCase()).filter((p) => p.length > 0);
-  const bad = items.filter((p) => !isPermission(p));
-  if (items.length === 0 || bad.length > 0) {
-    throw new ValidationError(`permissions must be a comma-separated list of READ_MEMORY and WRITE_MEMORY${bad.length ? `; unknown: ${bad.join(', ')}` : ''}`);
-  }
-  return [...new Set(items as Permission[])];
-}
-
 export class TenancyService {
   constructor(private readonly db: Db) {}
 
   async createProject(id: string, options: { name?: string; plan?: string } = {}): Promise<store.ProjectRow> {
-    if (!PROJECT_ID.test(id)) throw new ValidationError('project id must be 2 to 63 characters of a-z, 0-9, _ and -, starting with a letter or digit');
+    if (!isProjectId(id)) throw new ValidationError('project id must be 2 to 63 characters of a-z, 0-9, _ and -, starting with a letter or digit');
     const plan = options.plan ?? 'free';
     if (!isPlan(plan)) throw new ValidationError(`unknown plan ${plan}; plans are free, growth, enterprise`);
     const created = await store.insertProject(this.db, { id, name: options.name ?? id, plan });
@@ -66,7 +58,7 @@ export class TenancyService {
   }
 
   async ensureProject(id: string, plan: Plan): Promise<boolean> {
-    if (!PROJECT_ID.test(id)) throw new ValidationError(`invalid project id ${id}`);
+    if (!isProjectId(id)) throw new ValidationError(`invalid project id ${id}`);
     return store.insertProject(this.db, { id, name: id, plan });
   }
 
@@ -75,7 +67,7 @@ export class TenancyService {
    * leaves a project nobody holds a key for. Answers undefined when the project already exists.
    */
   async createProjectWithKey(id: string, plan: Plan, permissions: Permission[], keyName: string): Promise<CreatedKey | undefined> {
-    if (!PROJECT_ID.test(id)) throw new ValidationError(`invalid project id ${id}`);
+    if (!isProjectId(id)) throw new ValidationError(`invalid project id ${id}`);
     const material = generateKey();
     const keyId = newId('key');
     return this.db.transaction(async (tx) => {
@@ -183,6 +175,21 @@ export class TenancyService {
   async refund(principal: Principal, meter: Meter, amount: number, now = new Date()): Promise<void> {
     if (amount <= 0) return;
     await store.consumeMeter(this.db, principal.projectId, meter, monthStart(now), -amount, Infinity);
+  }
+
+  /**
+   * Consumes `amount` units of `meter` for `work`, and gives them back if the work fails: a refused
+   * or failed write costs nothing. Every metered use case goes through this.
+   */
+  async metered<T>(principal: Principal, meter: Meter, amount: number, work: () => Promise<T>, log?: FastifyBaseLogger): Promise<T> {
+    const now = new Date();
+    await this.consume(principal, meter, amount, now);
+    try {
+      return await work();
+    } catch (error) {
+      await this.refund(principal, meter, amount, now).catch((refundError: unknown) => log?.error({ err: refundError, meter }, 'meter refund failed'));
+      throw error;
+    }
   }
 
   usage(projectId: string, meter: Meter, now = new Date()): Promise<number> {

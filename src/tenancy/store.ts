@@ -1,7 +1,7 @@
 // SQL for projects, API keys and meters.
 import type { Queryable } from '../platform/db.js';
 import type { EntitlementOverrides, Plan } from './plans.js';
-import type { Permission } from './keys.js';
+import type { Permission } from '../platform/access.js';
 
 export interface ProjectRow {
   id: string;

@@ -57,7 +57,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
   app.post(
     '/memory-typed/observations',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.observations' },
       schema: {
         tags,
         summary: 'Ingest typed observations synchronously',
@@ -74,7 +74,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
   app.post(
     '/memory-typed/observations/enqueue',
     {
-      config: WRITE,
+      config: { ...WRITE, audit: 'write.observations' },
       schema: {
         tags,
         summary: 'Queue typed observations for ingest',
@@ -89,7 +89,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
   app.get(
     '/memory-typed/observations',
     {
-      config: READ,
+      config: { ...READ, audit: 'read.observations' },
       schema: {
         tags,
         summary: 'Raw observations, newest observed first',
@@ -104,7 +104,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
   app.get(
     '/memory-typed/accumulator',
     {
-      config: READ,
+      config: { ...READ, audit: 'read.accumulators' },
       schema: {
         tags,
         summary: 'Running statistics of one subject and attribute',

@@ -1,29 +1,37 @@
 // Typed attributes: definitions, validated ingest (synchronous or queued), per-subject running
 // statistics, and a `typed.observation` event for every accepted numeric observation.
 import type { FastifyBaseLogger } from 'fastify';
-import type { PendingFire } from '../alerts/service.js';
+import type { AppendReceipt, EventsApi } from '../events/index.js';
 import { ENGINE_EVENT_TYPES, type NewEvent } from '../events/schemas.js';
-import type { EventLog } from '../events/service.js';
-import type { AppQueue } from '../jobs.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import type { Principal, TenancyService } from '../tenancy/service.js';
+import type { DomainQueue, JobHandlers } from '../platform/queue.js';
+import type { Principal, TenancyApi } from '../tenancy/index.js';
 import { derive, EMPTY_ACCUMULATOR, foldPoints, withSeries, type AccumulatorState, type NumericPoint } from './accumulator.js';
 import type { Accumulator, Attribute, AttributeBody, IngestReport, ObservationInput, ObservationQuery } from './schemas.js';
-import * as store from './store.js';
+import * as accumulators from './store/accumulators.js';
+import * as attributes from './store/attributes.js';
+import * as batches from './store/ingest-batches.js';
+import * as observations from './store/observations.js';
 import { attributeKeysOf, checkRows, type CheckedRow } from './validate.js';
 
 const METER = 'events-ingested';
 /** A queued batch older than this with no job working on it is enqueued again by the sweep. */
 export const SWEEP_AFTER_MS = 60_000;
 
+/** Queued batches are ingested by a job; a sweep re-enqueues batches whose job was lost. */
+export type TypedJobs = {
+  'typed.ingest': { payload: { projectId: string; batchId: string }; result: { accepted: number; quarantined: number; duplicates: number } | null };
+  'typed.sweep': { payload: Record<string, never>; result: { enqueued: number } };
+};
+
 export class TypedService {
   constructor(
     private readonly db: Db,
-    private readonly queue: AppQueue,
-    private readonly tenancy: TenancyService,
-    private readonly events: EventLog,
+    private readonly queue: DomainQueue<TypedJobs>,
+    private readonly tenancy: Pick<TenancyApi, 'metered'>,
+    private readonly events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -32,29 +40,29 @@ export class TypedService {
   /** Registers the attribute, or replaces the definition with this key (its dataType may change only while it has no observations). */
   async defineAttribute(projectId: string, body: AttributeBody): Promise<{ attribute: Attribute; created: boolean }> {
     return this.db.transaction(async (tx) => {
-      const existing = await store.getAttribute(tx, projectId, body.attributeKey);
-      if (existing && existing.dataType !== body.dataType && (await store.hasObservations(tx, projectId, body.attributeKey))) {
+      const existing = await attributes.getAttribute(tx, projectId, body.attributeKey);
+      if (existing && existing.dataType !== body.dataType && (await observations.hasObservations(tx, projectId, body.attributeKey))) {
         throw new ConflictError(
           `attribute ${body.attributeKey} already has ${existing.dataType} observations; its dataType cannot change to ${body.dataType}. Register a new attributeKey instead.`,
           { attributeKey: body.attributeKey, dataType: existing.dataType },
         );
       }
-      return store.upsertAttribute(tx, newId('att'), projectId, body);
+      return attributes.upsertAttribute(tx, newId('att'), projectId, body);
     });
   }
 
   listAttributes(projectId: string, query: { attributeKey?: string; limit: number; offset: number }): Promise<Attribute[]> {
-    return store.listAttributes(this.db, projectId, query);
+    return attributes.listAttributes(this.db, projectId, query);
   }
 
   // ---- ingest ---------------------------------------------------------------------------------
 
   /** Synchronous ingest. Every row is metered against events-ingested first; over quota nothing of the batch is taken. */
   async ingest(principal: Principal, rows: readonly ObservationInput[]): Promise<IngestReport> {
-    const { report, fires } = await this.metered(principal, rows.length, () =>
+    const { report, receipt } = await this.metered(principal, rows.length, () =>
       this.db.transaction((tx) => this.ingestInTransaction(tx, principal.projectId, rows)),
     );
-    await this.dispatch(principal.projectId, fires);
+    await this.afterCommit(receipt);
     return report;
   }
 
@@ -64,7 +72,7 @@ export class TypedService {
    */
   async enqueue(principal: Principal, rows: readonly ObservationInput[]): Promise<number> {
     const batchId = newId('tib');
-    await this.metered(principal, rows.length, () => store.insertIngestBatch(this.db, batchId, principal.projectId, rows));
+    await this.metered(principal, rows.length, () => batches.insertIngestBatch(this.db, batchId, principal.projectId, rows));
     // The batch is safe in the database; if the queue is down the sweep enqueues it later.
     await this.queue
       .enqueue('typed.ingest', { projectId: principal.projectId, batchId }, { jobId: `typed.ingest.${batchId}`, attempts: 5, backoffMs: 2000 })
@@ -72,43 +80,39 @@ export class TypedService {
     return rows.length;
   }
 
-  /** Consumes `count` units of the meter for `work`, and gives them back if the work fails. */
-  private async metered<T>(principal: Principal, count: number, work: () => Promise<T>): Promise<T> {
-    const now = new Date();
-    await this.tenancy.consume(principal, METER, count, now);
-    try {
-      return await work();
-    } catch (error) {
-      await this.tenancy.refund(principal, METER, count, now).catch((refundError: unknown) => this.log.error({ err: refundError }, 'meter refund failed'));
-      throw error;
-    }
+  /** Every row counts against events-ingested; the units come back if the work fails. */
+  private metered<T>(principal: Principal, count: number, work: () => Promise<T>): Promise<T> {
+    return this.tenancy.metered(principal, METER, count, work, this.log);
   }
 
   /**
-   * Hands committed fires to the queue. The ingest has committed by now, so a failure here is
-   * logged, not thrown: the fires stay pending and the delivery sweep enqueues them.
+   * Hands what the appended events set off (alert fires) to the queue. The ingest has committed by
+   * now, so a failure here is logged, not thrown: the fires stay pending and the delivery sweep
+   * enqueues them.
    */
-  private async dispatch(projectId: string, fires: readonly PendingFire[]): Promise<void> {
-    await this.events.dispatch(projectId, fires, 'queued').catch((error: unknown) => this.log.warn({ err: error, fires: fires.length }, 'alert dispatch failed; the delivery sweep will retry'));
+  private async afterCommit(receipt: AppendReceipt): Promise<void> {
+    await this.events
+      .afterCommit(receipt, 'queued')
+      .catch((error: unknown) => this.log.warn({ err: error, dispatches: receipt.dispatches }, 'alert dispatch failed; the delivery sweep will retry'));
   }
 
   /** The job: ingests one queued batch and deletes it in the same transaction (exactly once). */
   async ingestQueued(batchId: string): Promise<IngestReport | undefined> {
     const result = await this.db.transaction(async (tx) => {
-      const batch = await store.claimIngestBatch(tx, batchId);
+      const batch = await batches.claimIngestBatch(tx, batchId);
       if (!batch) return undefined;
       const ingested = await this.ingestInTransaction(tx, batch.projectId, batch.observations);
-      await store.deleteIngestBatch(tx, batchId);
-      return { projectId: batch.projectId, ...ingested };
+      await batches.deleteIngestBatch(tx, batchId);
+      return ingested;
     });
     if (!result) return undefined;
-    await this.dispatch(result.projectId, result.fires);
+    await this.afterCommit(result.receipt);
     return result.report;
   }
 
   /** Enqueues queued batches whose job may have been lost (a crash, a queue outage). */
   async sweepQueued(olderThanMs = SWEEP_AFTER_MS): Promise<number> {
-    const pending = await store.pendingIngestBatches(this.db, olderThanMs);
+    const pending = await batches.pendingIngestBatches(this.db, olderThanMs);
     const round = Math.floor(Date.now() / 1000);
     for (const { id, projectId } of pending) {
       await this.queue.enqueue('typed.ingest', { projectId, batchId: id }, { jobId: `typed.ingest.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
@@ -116,10 +120,10 @@ export class TypedService {
     return pending.length;
   }
 
-  private async ingestInTransaction(tx: Queryable, projectId: string, rows: readonly ObservationInput[]): Promise<{ report: IngestReport; fires: PendingFire[] }> {
-    const rules = await store.loadRules(tx, projectId, attributeKeysOf(rows));
+  private async ingestInTransaction(tx: Queryable, projectId: string, rows: readonly ObservationInput[]): Promise<{ report: IngestReport; receipt: AppendReceipt }> {
+    const rules = await attributes.loadRules(tx, projectId, attributeKeysOf(rows));
     const checked = checkRows(rows, rules);
-    const { stored, duplicates } = await this.store(tx, projectId, checked);
+    const { stored, duplicates } = await this.storeRows(tx, projectId, checked);
 
     const numeric = stored.filter((row) => row.status === 'accepted' && row.valueNumeric !== null);
     await this.foldAccumulators(tx, projectId, numeric);
@@ -142,7 +146,7 @@ export class TypedService {
       dedupeKey: `typed:${row.id}`,
     }));
     // Each key names an observation this transaction has just stored, so it cannot exist yet.
-    const { fires } = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
+    const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
 
     const quarantined = stored.filter((row) => row.status === 'quarantined');
     return {
@@ -152,7 +156,7 @@ export class TypedService {
         duplicates,
         quarantineReasons: Object.fromEntries(quarantined.map((row) => [row.ref, row.reason!])),
       },
-      fires,
+      receipt,
     };
   }
 
@@ -161,22 +165,22 @@ export class TypedService {
    * otherwise its client id names a different observation, and it is stored quarantined under a
    * new id so nothing is lost.
    */
-  private async store(tx: Queryable, projectId: string, checked: CheckedRow[]): Promise<{ stored: CheckedRow[]; duplicates: number }> {
-    const inserted = await store.insertObservations(tx, projectId, checked, { optimistic: true });
+  private async storeRows(tx: Queryable, projectId: string, checked: CheckedRow[]): Promise<{ stored: CheckedRow[]; duplicates: number }> {
+    const inserted = await observations.insertObservations(tx, projectId, checked, { optimistic: true });
     // A row was stored when its id and hash came back, and it is the first row of the batch with
     // that pair (an exact repeat inside the batch, same id included, is a duplicate).
     const seen = new Set<string>();
     const stored: CheckedRow[] = [];
     const skipped: CheckedRow[] = [];
     for (const row of checked) {
-      const key = store.insertedKey(row.id, row.dedupeHash);
+      const key = observations.insertedKey(row.id, row.dedupeHash);
       if (inserted.has(key) && !seen.has(key)) stored.push(row);
       else skipped.push(row);
       seen.add(key);
     }
     if (skipped.length === 0) return { stored, duplicates: 0 };
 
-    const storedHashes = await store.existingHashes(tx, projectId, skipped.map((row) => row.dedupeHash));
+    const storedHashes = await observations.existingHashes(tx, projectId, skipped.map((row) => row.dedupeHash));
     const clashes = skipped
       .filter((row) => !storedHashes.has(row.dedupeHash))
       .map((row): CheckedRow => ({
@@ -186,24 +190,24 @@ export class TypedService {
         reason: `id '${row.id}' is already used by a different observation`,
         raw: row.raw ?? rowAsSent(row),
       }));
-    const reinserted = await store.insertObservations(tx, projectId, clashes);
-    const rescued = clashes.filter((row) => reinserted.has(store.insertedKey(row.id, row.dedupeHash)));
+    const reinserted = await observations.insertObservations(tx, projectId, clashes);
+    const rescued = clashes.filter((row) => reinserted.has(observations.insertedKey(row.id, row.dedupeHash)));
     return { stored: [...stored, ...rescued], duplicates: skipped.length - rescued.length };
   }
 
   private async foldAccumulators(tx: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<void> {
     if (rows.length === 0) return;
-    const groups = new Map<string, { key: store.AccumulatorKey; points: NumericPoint[] }>();
+    const groups = new Map<string, { key: accumulators.AccumulatorKey; points: NumericPoint[] }>();
     for (const row of rows) {
       const key = { subjectKind: row.subjectKind!, subjectExternalId: row.subjectExternalId!, attributeKey: row.attributeKey! };
-      const id = store.keyOf(key);
+      const id = accumulators.keyOf(key);
       const group = groups.get(id) ?? { key, points: [] };
       group.points.push({ id: row.id, value: row.valueNumeric!, observedAt: Date.parse(row.observedAt!) });
       groups.set(id, group);
     }
-    const current = await store.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
+    const current = await accumulators.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
     const next = new Map<string, AccumulatorState>();
-    const late: { id: string; key: store.AccumulatorKey; moments: AccumulatorState }[] = [];
+    const late: { id: string; key: accumulators.AccumulatorKey; moments: AccumulatorState }[] = [];
     for (const [id, { key, points }] of groups) {
       const state = current.get(id)!;
       const folded = foldPoints(state, points);
@@ -212,17 +216,17 @@ export class TypedService {
       else late.push({ id, key, moments: foldPoints({ ...state, lastObservedAt: null, lastId: null }, points)! });
     }
     if (late.length > 0) {
-      const series = await store.loadSeries(tx, projectId, late.map((l) => l.key));
+      const series = await observations.loadSeries(tx, projectId, late.map((l) => l.key));
       for (const { id, moments } of late) next.set(id, withSeries(moments, series.get(id) ?? []));
     }
-    await store.writeAccumulators(tx, projectId, next);
+    await accumulators.writeAccumulators(tx, projectId, next);
   }
 
   // ---- reads ----------------------------------------------------------------------------------
 
   listObservations(projectId: string, query: ObservationQuery) {
     const subject = parseSubject(query.subject);
-    return store.listObservations(this.db, projectId, {
+    return observations.listObservations(this.db, projectId, {
       ...strip({
         subjectKind: query.subjectKind ?? subject?.kind,
         subjectExternalId: query.subjectExternalId ?? subject?.externalId,
@@ -239,12 +243,22 @@ export class TypedService {
   }
 
   /** The accumulator; a defined attribute with no observation for the subject answers count 0. */
-  async accumulator(projectId: string, key: store.AccumulatorKey): Promise<Accumulator> {
-    const found = await store.getAccumulator(this.db, projectId, key);
-    if (found) return store.toAccumulator(key, found, derive(found), found.updated);
-    if (!(await store.getAttribute(this.db, projectId, key.attributeKey))) throw new NotFoundError(`attribute ${key.attributeKey} is not defined`);
-    return store.toAccumulator(key, EMPTY_ACCUMULATOR, derive(EMPTY_ACCUMULATOR), null);
+  async accumulator(projectId: string, key: accumulators.AccumulatorKey): Promise<Accumulator> {
+    const found = await accumulators.getAccumulator(this.db, projectId, key);
+    if (found) return accumulators.toAccumulator(key, found, derive(found), found.updated);
+    if (!(await attributes.getAttribute(this.db, projectId, key.attributeKey))) throw new NotFoundError(`attribute ${key.attributeKey} is not defined`);
+    return accumulators.toAccumulator(key, EMPTY_ACCUMULATOR, derive(EMPTY_ACCUMULATOR), null);
   }
+}
+
+export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
+  return {
+    'typed.ingest': async ({ batchId }) => {
+      const report = await typed.ingestQueued(batchId);
+      return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
+    },
+    'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
+  };
 }
 
 /** `kind:externalId`, or a bare externalId (any kind). */

@@ -189,7 +189,7 @@ describe('alert rules', () => {
       expect(res.body).toBe('');
       expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).statusCode).toBe(404);
       expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).statusCode).toBe(404);
-      const { rows } = await h.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_fires WHERE alert_rule_id = $1', [rule.id]);
+      const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM alert_fires WHERE alert_rule_id = $1', [rule.id]);
       expect(rows[0]!.n).toBe(0);
       expect((await h.call('GET', p.projectId, '/memory-alerts')).json().map((r: { id: string }) => r.id)).not.toContain(rule.id);
       expect((await h.call('DELETE', p.projectId, `/memory-alerts/${rule.id}`)).statusCode).toBe(404);

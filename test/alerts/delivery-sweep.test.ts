@@ -25,20 +25,21 @@ describe('alert delivery sweep', () => {
     const url = sink.url;
     const rule = (await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'any', trigger: { kind: 'engine-event', eventTypes: ['order.*'] }, notify: [{ kind: 'webhook', url }] } })).json();
     // Commit the event and its fire, then "crash": no dispatch.
-    const { fires } = await h.ctx.db.transaction((tx) => h.ctx.events.appendInTransaction(tx, p.projectId, [toNewEvent({ eventType: 'order.placed' })]));
-    expect(fires).toHaveLength(1);
-    const fireId = fires[0]!.fireId;
+    const receipt = await h.db.transaction((tx) => h.apis.events.appendInTransaction(tx, p.projectId, [toNewEvent({ eventType: 'order.placed' })]));
+    expect(receipt.dispatches).toBe(1);
     const before = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
+    expect(before).toHaveLength(1);
+    const fireId = before[0].id;
     expect(before[0].deliveryResults[0]).toMatchObject({ ok: false, pending: true, attempts: 0 });
 
     // Not overdue yet within the grace period.
-    expect(await h.ctx.alerts.sweepDeliveries(60_000)).toBe(0);
+    expect(await h.apis.alerts.sweepDeliveries(60_000)).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(1);
+    expect(await h.apis.alerts.sweepDeliveries(0)).toBe(1);
     await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0].deliveryResults[0].ok, { timeout: 10_000 }).toBe(true);
     expect(hits()).toEqual([`${fireId}.0`]);
     // Delivered: nothing is pending any more.
-    expect(await h.ctx.alerts.sweepDeliveries(0)).toBe(0);
+    expect(await h.apis.alerts.sweepDeliveries(0)).toBe(0);
   });
 
   it('drops a pending retry whose channel the rule no longer has, instead of posting to the removed target', async () => {
@@ -55,7 +56,7 @@ describe('alert delivery sweep', () => {
     const patched = await h.call('PATCH', p.projectId, `/memory-alerts/${rule.id}`, { body: { notify: [{ kind: 'webhook', url: `${base}/new` }] } });
     expect(patched.statusCode, patched.body).toBe(200);
     // The retry comes due (run here rather than waiting out the backoff).
-    expect(await h.ctx.alerts.deliver({ projectId: p.projectId, fireId: fire.id, channel: 0, attempt: 2 })).toEqual({ delivered: false });
+    expect(await h.apis.alerts.deliver({ projectId: p.projectId, fireId: fire.id, channel: 0, attempt: 2 })).toEqual({ delivered: false });
     expect(sink.received.length).toBe(before);
     const [after] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
     expect(after.deliveryResults[0]).toMatchObject({ url: `${base}/fail`, ok: false, pending: false, error: expect.stringContaining('no longer has this channel') });

@@ -6,13 +6,13 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createLattice, type Apis, type Lattice } from '../../src/modules.js';
+import type { Permission } from '../../src/platform/access.js';
 import type { Db } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { createPgliteDb } from '../../src/platform/db-pglite.js';
 import { createLogger } from '../../src/platform/logger.js';
-import type { Permission } from '../../src/tenancy/keys.js';
-import type { Plan } from '../../src/tenancy/plans.js';
+import type { Plan } from '../../src/tenancy/index.js';
 
 export const SERVER_DATABASE_URL = process.env.DATABASE_URL;
 export const REDIS_URL = process.env.REDIS_URL;
@@ -86,7 +86,11 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
 }
 
 export interface Harness {
-  ctx: AppContext;
+  lattice: Lattice;
+  /** Every domain's api (lattice.apis). */
+  apis: Apis;
+  /** The database (lattice.runtime.db). */
+  db: Db;
   app: FastifyInstance;
   config: Config;
   database: TestDatabase;
@@ -115,26 +119,29 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const database = await createTestDatabase();
   const config = testConfig(database, options.env);
   const db = await database.open();
-  const ctx = await createContext(config, { log: createLogger('silent'), db });
-  if (options.consumers !== false) await ctx.startConsumers();
-  const app = await buildApp(ctx, { logger: false, ...options.build });
+  const lattice = await createLattice(config, { log: createLogger('silent'), db });
+  if (options.consumers !== false) await lattice.startConsumers();
+  const app = await buildApp(lattice, { logger: false, ...options.build });
   await app.ready();
 
   const keys = new Map<string, string>();
+  const { apis } = lattice;
   const harness: Harness = {
-    ctx,
+    lattice,
+    apis,
+    db,
     app,
     config,
     database,
     async project({ id, plan, permissions } = {}) {
       const projectId = id ?? uniqueName('p').toLowerCase();
-      await ctx.tenancy.createProject(projectId, { plan: plan ?? 'enterprise' });
+      await apis.tenancy.createProject(projectId, { plan: plan ?? 'enterprise' });
       const apiKey = await harness.key(projectId, permissions ?? ['READ_MEMORY', 'WRITE_MEMORY']);
       keys.set(projectId, apiKey);
       return { projectId, apiKey };
     },
     async key(projectId, permissions) {
-      return (await ctx.tenancy.createKey(projectId, permissions)).apiKey;
+      return (await apis.tenancy.createKey(projectId, permissions)).apiKey;
     },
     call(method, projectId, path, { apiKey, body, headers } = {}) {
       const key = apiKey ?? keys.get(projectId);
@@ -147,7 +154,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
     async close() {
       await app.close();
-      await ctx.close();
+      await lattice.close();
       await database.drop();
     },
   };

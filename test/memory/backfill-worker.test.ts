@@ -18,7 +18,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('backfill through BullMQ wit
     h = await createHarness({ consumers: false, env: { JOB_TIMEOUT_MS: '2000' } });
     p = await h.project();
     await insertMemories(
-      h.ctx.db,
+      h.db,
       Array.from({ length: 30 }, (_, i) => ({ id: newId('mem'), projectId: p.projectId, content: `fact number ${i} about the customer` })),
     );
   });
@@ -31,7 +31,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('backfill through BullMQ wit
     const res = await h.call('POST', p.projectId, BACKFILL, { body: { batch: 10 } });
     expect(res.statusCode).toBe(503);
     expect(res.json().code).toBe('JOB_TIMEOUT');
-    expect((await countEmbedded(h.ctx.db, p.projectId)).embedded).toBe(0);
+    expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(0);
   });
 
   it('embeds everything once a worker process consumes, including the job queued before it started', async () => {
@@ -44,7 +44,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('backfill through BullMQ wit
     });
     await worker.waitFor(/consuming jobs/);
     // The job enqueued above (10 rows) is picked up by the worker too.
-    await expect.poll(async () => (await countEmbedded(h.ctx.db, p.projectId)).embedded, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(10);
+    await expect.poll(async () => (await countEmbedded(h.db, p.projectId)).embedded, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(10);
     let embedded = -1;
     for (let i = 0; i < 10 && embedded !== 0; i++) {
       const res = await h.call('POST', p.projectId, BACKFILL, { body: { batch: 8 } });
@@ -53,7 +53,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('backfill through BullMQ wit
       embedded = res.json().embedded;
     }
     expect(embedded).toBe(0);
-    expect(await countEmbedded(h.ctx.db, p.projectId)).toEqual({ total: 30, embedded: 30 });
+    expect(await countEmbedded(h.db, p.projectId)).toEqual({ total: 30, embedded: 30 });
   });
 
   it('stops cleanly on SIGTERM', async () => {

@@ -24,8 +24,8 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
     h = await createHarness();
     a = await h.project();
     b = await h.project();
-    await insertMemories(h.ctx.db, memories(a.projectId, 40));
-    await insertMemories(h.ctx.db, memories(b.projectId, 7));
+    await insertMemories(h.db, memories(a.projectId, 40));
+    await insertMemories(h.db, memories(b.projectId, 7));
   });
   afterAll(() => h?.close());
 
@@ -38,13 +38,13 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
       if (res.json().embedded === 0) break;
     }
     expect(counts).toEqual([16, 16, 8, 0]);
-    expect(await countEmbedded(h.ctx.db, a.projectId)).toEqual({ total: 40, embedded: 40 });
-    expect(await countEmbedded(h.ctx.db, b.projectId)).toEqual({ total: 7, embedded: 0 });
+    expect(await countEmbedded(h.db, a.projectId)).toEqual({ total: 40, embedded: 40 });
+    expect(await countEmbedded(h.db, b.projectId)).toEqual({ total: 7, embedded: 0 });
   });
 
   it('stores unit-length vectors of the configured dimension', async () => {
-    const [{ id }] = (await h.ctx.db.query<{ id: string }>('SELECT id FROM memories WHERE project_id = $1 LIMIT 1', [a.projectId])).rows as [{ id: string }];
-    const vector = await readEmbedding(h.ctx.db, a.projectId, id);
+    const [{ id }] = (await h.db.query<{ id: string }>('SELECT id FROM memories WHERE project_id = $1 LIMIT 1', [a.projectId])).rows as [{ id: string }];
+    const vector = await readEmbedding(h.db, a.projectId, id);
     expect(vector).toHaveLength(512);
     expect(Math.hypot(...vector!)).toBeCloseTo(1, 4);
   });
@@ -80,11 +80,11 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
 
   it('answers 404 to project A\'s key on project B\'s path, and embeds nothing there', async () => {
     const c = await h.project();
-    await insertMemories(h.ctx.db, memories(c.projectId, 3));
+    await insertMemories(h.db, memories(c.projectId, 3));
     const res = await h.call('POST', c.projectId, '/admin/memory/embeddings/backfill', { apiKey: a.apiKey, body: {} });
     expect(res.statusCode).toBe(404);
     expect(res.json().code).toBe('NOT_FOUND');
-    expect(await countEmbedded(h.ctx.db, c.projectId)).toEqual({ total: 3, embedded: 0 });
+    expect(await countEmbedded(h.db, c.projectId)).toEqual({ total: 3, embedded: 0 });
   });
 });
 
@@ -95,12 +95,12 @@ describe('embedding backfill that outlives its wait', () => {
   it('answers 503 JOB_TIMEOUT with Retry-After when the job takes longer than JOB_TIMEOUT_MS, and the job still completes', async () => {
     h = await createHarness({ env: { JOB_TIMEOUT_MS: '100' } });
     const p = await h.project();
-    await insertMemories(h.ctx.db, memories(p.projectId, 64));
+    await insertMemories(h.db, memories(p.projectId, 64));
     const res = await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: { batch: 64 } });
     expect(res.statusCode).toBe(503);
     expect(res.json().code).toBe('JOB_TIMEOUT');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-    await expect.poll(async () => (await countEmbedded(h.ctx.db, p.projectId)).embedded, { timeout: 30_000, interval: 200 }).toBe(64);
+    await expect.poll(async () => (await countEmbedded(h.db, p.projectId)).embedded, { timeout: 30_000, interval: 200 }).toBe(64);
   });
 });
 
@@ -111,7 +111,7 @@ describe('embedding backfill of a large batch on a small pool', () => {
   it('feeds the pool within its bounds instead of overloading it', async () => {
     h = await createHarness({ env: { POOL_MAX_THREADS: '1', POOL_MAX_QUEUE: '1' } });
     const p = await h.project();
-    await insertMemories(h.ctx.db, memories(p.projectId, 300));
+    await insertMemories(h.db, memories(p.projectId, 300));
     const res = await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: { batch: 10_000 } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ embedded: 300 });

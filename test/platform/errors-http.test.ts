@@ -75,7 +75,7 @@ describe('error responses', () => {
     const broken = await createHarness();
     try {
       const q = await broken.project();
-      await broken.ctx.db.exec('ALTER TABLE memories RENAME TO memories_gone');
+      await broken.db.exec('ALTER TABLE memories RENAME TO memories_gone');
       const res = await broken.call('POST', q.projectId, BACKFILL, { body: {} });
       expect(res.statusCode).toBe(500);
       expectErrorShape(res.json(), 500, 'INTERNAL_ERROR');

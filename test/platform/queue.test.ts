@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError, DependencyUnavailableError, JobTimeoutError, NotFoundError, RemoteAppError } from '../../src/platform/errors.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { backoffDelay, checkHandlers, type JobHandlers, type JobQueue } from '../../src/platform/queue.js';
+import { backoffDelay, checkJobId, checkJobName, domainQueue, type JobHandlers, type JobMapBase, type JobQueue } from '../../src/platform/queue.js';
 import { BullQueue } from '../../src/platform/queue-bullmq.js';
 import { InProcessQueue } from '../../src/platform/queue-inprocess.js';
 import { REDIS_URL, uniqueName } from '../helpers/harness.js';
@@ -14,7 +14,6 @@ type TestJobs = {
   unavailable: { payload: { what: string }; result: never };
   slow: { payload: { key: string; ms: number }; result: string };
 };
-const NAMES = ['add', 'fail-once', 'not-found', 'unavailable', 'slow'] as const;
 
 const log = createLogger('silent');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -171,6 +170,18 @@ for (const impl of implementations) {
       expect(rec.finished.get('rare') ?? 0).toBeLessThanOrEqual(1);
     });
 
+    it('reports a payload it cannot store with its real cause, not as an outage', async () => {
+      const { queue } = await start();
+      const payload = { a: 1n, b: 2 } as unknown as { a: number; b: number };
+      const error: unknown = await queue.enqueue('add', payload).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect(error).not.toBeInstanceOf(DependencyUnavailableError);
+      expect((error as Error).message).toMatch(/BigInt/);
+      await expect(queue.run('add', payload)).rejects.toThrow(/BigInt/);
+      // The queue still works.
+      await expect(queue.run('add', { a: 2, b: 2 })).resolves.toBe(4);
+    });
+
     it('runs a job enqueued twice with the same jobId once', async () => {
       const { queue, rec } = await start();
       const jobId = uniqueName('dedupe');
@@ -236,21 +247,45 @@ describe('backoffDelay', () => {
   });
 });
 
-describe('checkHandlers', () => {
-  const noop = async () => 0;
-  const complete = { add: noop, 'fail-once': noop, 'not-found': noop, unavailable: noop, slow: noop } as unknown as JobHandlers<TestJobs>;
-
-  it('accepts exactly one handler per job name', () => {
-    expect(() => checkHandlers<TestJobs>(NAMES, complete)).not.toThrow();
+describe('job names and ids', () => {
+  it('accepts <domain>.<job> names of the domain, and refuses others, naming them', () => {
+    expect(() => checkJobName('memory', 'memory.embed-drain')).not.toThrow();
+    for (const bad of ['embeddings.drain', 'memory', 'memory.', 'memory.Embed', 'memory.embed.drain', 'memory:embed', 'memoryx.embed']) {
+      expect(() => checkJobName('memory', bad), bad).toThrow(/is not named memory\.<job>/);
+    }
   });
 
-  it('refuses a missing handler, naming it', () => {
-    const { slow: _slow, ...rest } = complete;
-    expect(() => checkHandlers<TestJobs>(NAMES, rest as JobHandlers<TestJobs>)).toThrow(/missing slow; unknown none/);
+  it('accepts <job>.<key> ids with dots as the only separator, and refuses colons or another job\'s prefix', () => {
+    expect(() => checkJobId('memory.embed-drain', 'memory.embed-drain.proj_1.1763900000')).not.toThrow();
+    expect(() => checkJobId('alerts.deliver', 'alerts.deliver.fire_01ABC.0.2')).not.toThrow();
+    for (const bad of ['embed:proj:1', 'memory.embed-drain', 'memory.embed-drain.', 'memory.embed-drain:p:1', 'memory.dedup.p', 'memory.embed-drain.a b', '12345']) {
+      expect(() => checkJobId('memory.embed-drain', bad), bad).toThrow(/is not memory\.embed-drain\.<key>/);
+    }
+  });
+});
+
+describe('a domain\'s view of the queue', () => {
+  type Jobs = { 'demo.add': { payload: { a: number; b: number }; result: number } };
+  let queue: InProcessQueue<JobMapBase> | undefined;
+  afterEach(() => queue?.close());
+
+  async function started(): Promise<InProcessQueue<JobMapBase>> {
+    queue = new InProcessQueue<JobMapBase>({ concurrency: 2, defaultTimeoutMs: 10_000, log });
+    const add: JobHandlers<Jobs> = { 'demo.add': async ({ a, b }) => a + b };
+    await queue.startConsumers(add as unknown as JobHandlers<JobMapBase>);
+    return queue;
+  }
+
+  it('runs and enqueues the domain\'s own jobs', async () => {
+    const view = domainQueue<Jobs>(await started(), 'demo');
+    await expect(view.run('demo.add', { a: 1, b: 2 })).resolves.toBe(3);
+    await expect(view.enqueue('demo.add', { a: 1, b: 2 }, { jobId: 'demo.add.k1' })).resolves.toBe('demo.add.k1');
   });
 
-  it('refuses an unknown handler, naming it', () => {
-    const extra = { ...complete, 'add-twice': noop } as JobHandlers<TestJobs>;
-    expect(() => checkHandlers<TestJobs>(NAMES, extra)).toThrow(/missing none; unknown add-twice/);
+  it('refuses another domain\'s job and a malformed id before anything is queued', async () => {
+    const view = domainQueue<Jobs>(await started(), 'other');
+    await expect(async () => view.enqueue('demo.add', { a: 1, b: 2 })).rejects.toThrow(/is not named other\.<job>/);
+    const own = domainQueue<Jobs>(queue!, 'demo');
+    await expect(async () => own.enqueue('demo.add', { a: 1, b: 2 }, { jobId: 'demo:add:1' })).rejects.toThrow(/is not demo\.add\.<key>/);
   });
 });

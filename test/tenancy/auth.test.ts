@@ -1,6 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import projectAuth from '../../src/platform/auth.js';
 import errorHandler from '../../src/platform/error-handler.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -17,14 +16,14 @@ describe('API keys', () => {
   it('stores only a SHA-256 digest and a visible prefix, never the key', async () => {
     const { projectId, apiKey } = await h.project();
     const rows = (
-      await h.ctx.db.query<{ prefix: string; key_hash: string }>('SELECT prefix, key_hash FROM api_keys WHERE project_id = $1', [projectId])
+      await h.db.query<{ prefix: string; key_hash: string }>('SELECT prefix, key_hash FROM api_keys WHERE project_id = $1', [projectId])
     ).rows;
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_hash).toBe(hashKey(apiKey));
     expect(rows[0]!.key_hash).not.toContain(apiKey);
     expect(apiKey.startsWith(rows[0]!.prefix)).toBe(true);
     expect(rows[0]!.prefix).toHaveLength(12);
-    const dump = JSON.stringify((await h.ctx.db.query('SELECT * FROM api_keys')).rows);
+    const dump = JSON.stringify((await h.db.query('SELECT * FROM api_keys')).rows);
     expect(dump).not.toContain(apiKey);
   });
 
@@ -48,7 +47,7 @@ describe('API keys', () => {
     const { projectId, apiKey } = await h.project();
     const other = await h.key(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
     expect((await h.call('POST', projectId, BACKFILL, { apiKey })).statusCode).toBe(200);
-    const revoked = await h.ctx.tenancy.revokeKey(apiKey.slice(0, 12));
+    const revoked = await h.apis.tenancy.revokeKey(apiKey.slice(0, 12));
     expect(revoked.projectId).toBe(projectId);
     const res = await h.call('POST', projectId, BACKFILL, { apiKey });
     expect(res.statusCode).toBe(401);
@@ -92,7 +91,7 @@ describe('entitlements and meters', () => {
     await gated.register(errorHandler);
     await gated.register(
       async (scope) => {
-        await scope.register(projectAuth, { tenancy: h.ctx.tenancy });
+        await scope.register(h.apis.tenancy.access);
         scope.post('/gated', { config: { permission: 'READ_MEMORY', feature: 'predictions' } }, async () => ({ ok: true }));
       },
       { prefix: '/api/v1/projects/:projectId' },
@@ -121,38 +120,38 @@ describe('entitlements and meters', () => {
     expect((await callGated(growth.projectId, growth.apiKey)).statusCode).toBe(200);
     const free = await h.project({ plan: 'free' });
     expect((await callGated(free.projectId, free.apiKey)).statusCode).toBe(403);
-    await h.ctx.tenancy.setPlan(free.projectId, 'growth');
+    await h.apis.tenancy.setPlan(free.projectId, 'growth');
     expect((await callGated(free.projectId, free.apiKey)).statusCode).toBe(200);
   });
 
   it('honours a per-project override on top of the plan', async () => {
     const { projectId, apiKey } = await h.project({ plan: 'free' });
-    await h.ctx.tenancy.setPlan(projectId, 'free', { predictions: true });
+    await h.apis.tenancy.setPlan(projectId, 'free', { predictions: true });
     expect((await callGated(projectId, apiKey)).statusCode).toBe(200);
   });
 
   it('never lets concurrent writers pass a quota together, and refuses a whole request that would', async () => {
     const { projectId, apiKey } = await h.project({ plan: 'free' });
-    await h.ctx.tenancy.setPlan(projectId, 'free', { 'events-ingested': 100 });
-    const principal = await h.ctx.tenancy.authenticate(apiKey, projectId);
-    const results = await Promise.allSettled(Array.from({ length: 25 }, () => h.ctx.tenancy.consume(principal, 'events-ingested', 7)));
+    await h.apis.tenancy.setPlan(projectId, 'free', { 'events-ingested': 100 });
+    const principal = await h.apis.tenancy.authenticate(apiKey, projectId);
+    const results = await Promise.allSettled(Array.from({ length: 25 }, () => h.apis.tenancy.consume(principal, 'events-ingested', 7)));
     const admitted = results.filter((r) => r.status === 'fulfilled').length;
     expect(admitted).toBe(14); // 14 x 7 = 98 <= 100 < 105
-    expect(await h.ctx.tenancy.usage(projectId, 'events-ingested')).toBe(98);
+    expect(await h.apis.tenancy.usage(projectId, 'events-ingested')).toBe(98);
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(refused.reason).toMatchObject({ code: 'QUOTA_EXCEEDED', statusCode: 429 });
     expect(refused.reason.retryAfterSeconds).toBeGreaterThan(0);
-    await expect(h.ctx.tenancy.consume(principal, 'events-ingested', 3)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
-    await h.ctx.tenancy.consume(principal, 'events-ingested', 2);
-    expect(await h.ctx.tenancy.usage(projectId, 'events-ingested')).toBe(100);
+    await expect(h.apis.tenancy.consume(principal, 'events-ingested', 3)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await h.apis.tenancy.consume(principal, 'events-ingested', 2);
+    expect(await h.apis.tenancy.usage(projectId, 'events-ingested')).toBe(100);
   });
 
   it('meters per calendar month', async () => {
     const { projectId, apiKey } = await h.project({ plan: 'free' });
-    await h.ctx.tenancy.setPlan(projectId, 'free', { 'events-ingested': 10 });
-    const principal = await h.ctx.tenancy.authenticate(apiKey, projectId);
-    await h.ctx.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-10-31T23:59:59Z'));
-    await expect(h.ctx.tenancy.consume(principal, 'events-ingested', 1, new Date('2026-10-31T23:59:59Z'))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
-    await h.ctx.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-11-01T00:00:00Z'));
+    await h.apis.tenancy.setPlan(projectId, 'free', { 'events-ingested': 10 });
+    const principal = await h.apis.tenancy.authenticate(apiKey, projectId);
+    await h.apis.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-10-31T23:59:59Z'));
+    await expect(h.apis.tenancy.consume(principal, 'events-ingested', 1, new Date('2026-10-31T23:59:59Z'))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await h.apis.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-11-01T00:00:00Z'));
   });
 });

@@ -4,10 +4,12 @@
 import type { LightMyRequestResponse } from 'fastify';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createLattice, type Lattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { derive, fromSeries, type NumericPoint } from '../../src/typed/accumulator.js';
-import { insertIngestBatch, insertObservations, loadRules } from '../../src/typed/store.js';
+import { loadRules } from '../../src/typed/store/attributes.js';
+import { insertIngestBatch } from '../../src/typed/store/ingest-batches.js';
+import { insertObservations } from '../../src/typed/store/observations.js';
 import { checkRows } from '../../src/typed/validate.js';
 import { backend, createHarness, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
 
@@ -59,7 +61,7 @@ function api(h: Harness) {
       return res.json() as { eventType: string; subject: { kind: string; externalId: string } | null; payload: Row }[];
     },
     async batches(projectId: string) {
-      const { rows } = await h.ctx.db.query<{ id: string; row_count: number; observations: Row[] }>(
+      const { rows } = await h.db.query<{ id: string; row_count: number; observations: Row[] }>(
         'SELECT id, row_count, observations FROM typed_ingest_batches WHERE project_id = $1',
         [projectId],
       );
@@ -373,15 +375,15 @@ describe('typed attributes over HTTP', () => {
     // A third transaction holds the middle row until both requests wait on it, so they meet there.
     it('counts overlapping batches in opposite orders once when they meet at a row another transaction holds', async () => {
       const rows = Array.from({ length: 21 }, (_, i) => numeric('race', 40 + i, i));
-      const rules = await loadRules(h.ctx.db, p.projectId, ['hr']);
+      const rules = await loadRules(h.db, p.projectId, ['hr']);
       let pending: Promise<LightMyRequestResponse[]> | undefined;
-      const blocker = h.ctx.db.transaction(async (tx) => {
+      const blocker = h.db.transaction(async (tx) => {
         expect((await insertObservations(tx, p.projectId, checkRows([rows[10]!], rules))).size).toBe(1);
         pending = Promise.all([a.ingest(p.projectId, rows), a.ingest(p.projectId, [...rows].reverse())]);
         if (backend === 'pg') {
           // Both requests have inserted their half and wait for the middle row.
           await expect
-            .poll(async () => (await h.ctx.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO typed_observations%'")).rows[0]!.n, {
+            .poll(async () => (await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO typed_observations%'")).rows[0]!.n, {
               timeout: 10_000,
             })
             .toBe(2);
@@ -666,7 +668,7 @@ describe('typed attributes over HTTP', () => {
     let free: Project;
     beforeAll(async () => {
       free = await h.project({ plan: 'free' });
-      await h.ctx.tenancy.setPlan(free.projectId, 'free', { 'events-ingested': 5 });
+      await h.apis.tenancy.setPlan(free.projectId, 'free', { 'events-ingested': 5 });
       await a.define(free.projectId, { attributeKey: 'hr', dataType: 'numeric' });
     });
 
@@ -686,7 +688,7 @@ describe('typed attributes over HTTP', () => {
       expect(within.json()).toMatchObject({ accepted: 2, quarantined: 1, duplicates: 1 });
       const last = await a.ingest(free.projectId, [six[3]!]);
       expect(last.statusCode).toBe(200);
-      expect(await h.ctx.tenancy.usage(free.projectId, 'events-ingested')).toBe(5);
+      expect(await h.apis.tenancy.usage(free.projectId, 'events-ingested')).toBe(5);
 
       const enqueued = await a.enqueue(free.projectId, [six[4]!]);
       expect(enqueued.statusCode).toBe(429);
@@ -698,7 +700,7 @@ describe('typed attributes over HTTP', () => {
 
     it('takes a batch of exactly the quota', async () => {
       const other = await h.project({ plan: 'free' });
-      await h.ctx.tenancy.setPlan(other.projectId, 'free', { 'events-ingested': 5 });
+      await h.apis.tenancy.setPlan(other.projectId, 'free', { 'events-ingested': 5 });
       await a.define(other.projectId, { attributeKey: 'hr', dataType: 'numeric' });
       const res = await a.ingest(other.projectId, Array.from({ length: 5 }, (_, i) => numeric('m2', 60 + i, i)));
       expect(res.statusCode).toBe(200);
@@ -804,7 +806,7 @@ describe('queued ingest is durable before a consumer runs', () => {
     expect(await a.observations(p.projectId)).toEqual([]);
     expect((await a.accumulator(p.projectId, 'user', 'dur', 'hr')).count).toBe(0);
 
-    await h.ctx.startConsumers();
+    await h.lattice.startConsumers();
     await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'dur', 'hr')).count, { timeout: 20_000 }).toBe(2);
     await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 20_000 }).toBe(0);
     expect(await a.accumulator(p.projectId, 'user', 'dur', 'hr')).toMatchObject({ sum: 140, last: 80 });
@@ -814,13 +816,13 @@ describe('queued ingest is durable before a consumer runs', () => {
 
   it('ingests a stored batch whose job was lost once the sweep finds it, and leaves a fresh one to its job', async () => {
     // A batch in the table with no job anywhere: what a crash between the insert and the enqueue leaves.
-    await insertIngestBatch(h.ctx.db, 'tib_lost_job', p.projectId, [numeric('lost', 90, 0)]);
-    expect(await h.ctx.typed.sweepQueued(60_000)).toBe(0);
-    expect(await h.ctx.typed.sweepQueued(0)).toBe(1);
+    await insertIngestBatch(h.db, 'tib_lost_job', p.projectId, [numeric('lost', 90, 0)]);
+    expect(await h.apis.typed.sweepQueued(60_000)).toBe(0);
+    expect(await h.apis.typed.sweepQueued(0)).toBe(1);
     await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'lost', 'hr')).count, { timeout: 20_000 }).toBe(1);
     await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 20_000 }).toBe(0);
     // Sweeping again finds nothing, and nothing is ingested twice.
-    expect(await h.ctx.typed.sweepQueued(0)).toBe(0);
+    expect(await h.apis.typed.sweepQueued(0)).toBe(0);
     expect(await a.observations(p.projectId, { subject: 'user:lost' })).toHaveLength(1);
   });
 });
@@ -829,7 +831,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('queued ingest consumed by a
   let h: Harness;
   let a: ReturnType<typeof api>;
   let p: Project;
-  let worker: AppContext | undefined;
+  let worker: Lattice | undefined;
 
   beforeAll(async () => {
     // This context only produces jobs; a second one on the same database and queue consumes them.
@@ -847,7 +849,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('queued ingest consumed by a
     const rows = Array.from({ length: 50 }, (_, i) => numeric('remote', 60 + i, i));
     expect((await a.enqueue(p.projectId, rows.slice(0, 25))).statusCode).toBe(202);
     expect(await a.batches(p.projectId)).toHaveLength(1);
-    worker = await createContext(h.config, { log: createLogger('silent'), db: await h.database.open() });
+    worker = await createLattice(h.config, { log: createLogger('silent'), db: await h.database.open() });
     await worker.startConsumers();
     // One queued before the worker started, one after.
     expect((await a.enqueue(p.projectId, rows.slice(25))).statusCode).toBe(202);

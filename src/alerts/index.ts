@@ -1,0 +1,48 @@
+// The alerts domain's face: alert rules evaluated on every event appended to the log, and their
+// deliveries (signed webhooks, memory write-back) with retries through the queue.
+import type { EventsApi } from '../events/index.js';
+import type { MemoryApi } from '../memory/index.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import { domainQueue } from '../platform/queue.js';
+import type { Runtime } from '../platform/runtime.js';
+import { alertRoutes } from './routes.js';
+import { AlertService, alertJobs, type AlertJobs } from './service.js';
+
+export type { AlertJobs, DeliverPayload } from './service.js';
+
+export type AlertsApi = Pick<AlertService, 'create' | 'list' | 'get' | 'patch' | 'delete' | 'fires' | 'deliver' | 'sweepDeliveries'>;
+
+export function createAlertsModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'queue'>,
+  deps: { events: Pick<EventsApi, 'onAppend' | 'get'>; memory: Pick<MemoryApi, 'save'> },
+): DomainModule<AlertsApi, AlertJobs> {
+  const { config } = runtime;
+  const alerts = new AlertService(
+    runtime.db,
+    domainQueue<AlertJobs>(runtime.queue, 'alerts'),
+    deps.events,
+    deps.memory,
+    {
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts,
+      retryBaseMs: config.webhookRetryBaseMs,
+    },
+    runtime.log,
+  );
+  // Rules are evaluated in the transaction that appends the events; their fires are delivered after it commits.
+  deps.events.onAppend(async (tx, projectId, events) => {
+    const fires = await alerts.evaluate(tx, projectId, events);
+    return fires.length === 0 ? undefined : { dispatches: fires.length, afterCommit: (mode) => alerts.dispatch(projectId, fires, mode) };
+  });
+  return {
+    name: 'alerts',
+    api: bindMethods(alerts, ['create', 'list', 'get', 'patch', 'delete', 'fires', 'deliver', 'sweepDeliveries']),
+    routes: async (app) => app.register(alertRoutes, { alerts }),
+    jobs: alertJobs(alerts),
+    // Webhook and write-back deliveries whose job was lost are enqueued again.
+    schedules: [{ id: 'alerts.delivery-sweep', job: 'alerts.sweep', payload: {}, everyMs: 60_000 }],
+    // Deliveries pending from before a restart go out now rather than at the first sweep.
+    onStart: async () => void (await alerts.sweepDeliveries()),
+  };
+}

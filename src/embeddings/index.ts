@@ -1,0 +1,33 @@
+// The embeddings domain's face: the deployment's embedding provider (local USE Lite in the worker
+// pool, or the model gateway), with a cache for query texts. Memory and, later, the graph use it.
+import type { DomainModule } from '../platform/module.js';
+import type { Runtime } from '../platform/runtime.js';
+import { ensureEmbeddingDimension } from './dimension.js';
+import { createEmbedder, QueryEmbedder } from './embedder.js';
+
+export type { Embedder } from './embedder.js';
+
+export interface EmbeddingsApi {
+  readonly model: string;
+  readonly dimensions: number;
+  /** One unit-length vector per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** One query's vector, cached by its text (agents repeat their questions). */
+  embedQuery(text: string): Promise<Float32Array>;
+}
+
+/** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
+export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool'>): Promise<DomainModule<EmbeddingsApi>> {
+  await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions);
+  const embedder = createEmbedder(runtime.config, runtime.pool);
+  const queries = new QueryEmbedder(embedder);
+  return {
+    name: 'embeddings',
+    api: {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      embed: (texts) => embedder.embed(texts),
+      embedQuery: (text) => queries.embedQuery(text),
+    },
+  };
+}

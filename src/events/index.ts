@@ -1,0 +1,20 @@
+// The events domain's face: the durable, pollable event log. Appends are idempotent per dedupeKey;
+// higher domains subscribe to appends (alert rules) without the log knowing them.
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import type { Runtime } from '../platform/runtime.js';
+import { eventRoutes } from './routes.js';
+import { EventLog } from './service.js';
+
+export type { AppendFollowUp, AppendHook, AppendReceipt, DispatchMode, EmitResult } from './service.js';
+export type { EventPage } from './store.js';
+
+export type EventsApi = Pick<EventLog, 'onAppend' | 'appendInTransaction' | 'afterCommit' | 'emit' | 'list' | 'get'>;
+
+export function createEventsModule(runtime: Pick<Runtime, 'db'>): DomainModule<EventsApi> {
+  const events = new EventLog(runtime.db);
+  return {
+    name: 'events',
+    api: bindMethods(events, ['onAppend', 'appendInTransaction', 'afterCommit', 'emit', 'list', 'get']),
+    routes: async (app) => app.register(eventRoutes, { events }),
+  };
+}

@@ -1,0 +1,73 @@
+// Curation routes: dedup and consolidate, run as jobs and awaited.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { SubjectSchema } from '../../platform/common-schemas.js';
+import { CONSOLIDATE_DEFAULTS, DEDUP_DEFAULTS, type MemoryCuration } from './curation.js';
+import { ConsolidateResultSchema, DedupResultSchema } from './schemas.js';
+
+const WRITE = { permission: 'WRITE_MEMORY' } as const;
+const tags = ['memory'];
+
+const threshold = Type.Number({ minimum: 0.5, maximum: 1, default: DEDUP_DEFAULTS.threshold, description: 'Cosine similarity at or above which two memories are duplicates' });
+
+export const curationRoutes: FastifyPluginAsyncTypebox<{ curation: MemoryCuration }> = async (app, { curation }) => {
+  app.post(
+    '/admin/memory/dedup',
+    {
+      config: { ...WRITE, audit: 'write.dedup' },
+      schema: {
+        tags,
+        summary: 'Supersede near-duplicate memories, keeping the strongest of each group',
+        description:
+          'Groups live, embedded memories of the same scope and subject whose cosine similarity reaches `threshold` (single linkage), in the worker pool. ' +
+          'In each group the strongest is kept (confirmed over pending, then importance, confidence, most recently true or recalled, oldest id) and the rest are marked superseded by it. ' +
+          'Nothing is deleted, and validTo is left alone (a duplicate was as true as its twin). Memories not yet embedded are not considered.',
+        body: Type.Object(
+          {
+            threshold: Type.Optional(threshold),
+            scanLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: DEDUP_DEFAULTS.maxScanLimit, default: DEDUP_DEFAULTS.scanLimit })),
+            dryRun: Type.Optional(Type.Boolean({ default: false, description: 'Report the groups without changing anything' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ ...DedupResultSchema.properties, durationMs: Type.Number() }) },
+      },
+    },
+    async (request) => {
+      const started = performance.now();
+      const result = await curation.dedup(request.principal.projectId, request.body);
+      return { ...result, durationMs: performance.now() - started };
+    },
+  );
+
+  app.post(
+    '/admin/memory/consolidate',
+    {
+      config: { ...WRITE, audit: 'write.consolidate' },
+      schema: {
+        tags,
+        summary: 'Dedup and decay: the nightly consolidation pass, on demand',
+        description:
+          `Runs dedup over the newest ${DEDUP_DEFAULTS.maxScanLimit} memories, then multiplies the importance of live memories neither true-from nor recalled within \`windowDays\` by ${CONSOLIDATE_DEFAULTS.decayFactor}, ` +
+          `never below ${CONSOLIDATE_DEFAULTS.importanceFloor}; a memory that reaches the floor is flagged \`stale\` for review. The same job runs every night at 03:00 UTC for every project.`,
+        body: Type.Object(
+          {
+            subject: Type.Optional(SubjectSchema),
+            windowDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, default: CONSOLIDATE_DEFAULTS.windowDays, description: 'Idle days before importance decays' })),
+            threshold: Type.Optional(threshold),
+            dryRun: Type.Optional(Type.Boolean({ default: false })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ ...ConsolidateResultSchema.properties, durationMs: Type.Number() }),
+        },
+      },
+    },
+    async (request) => {
+      const started = performance.now();
+      const result = await curation.consolidate(request.principal.projectId, request.body);
+      return { ...result, durationMs: performance.now() - started };
+    },
+  );
+};

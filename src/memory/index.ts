@@ -1,0 +1,66 @@
+// The memory domain's face: what agents learn about their subjects, written verbatim or extracted
+// from conversation (observe), found again by hybrid search, and curated (dedup, decay). Builds the
+// module from its sub-features; other code reaches memory only through the api below.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { EmbeddingsApi } from '../embeddings/index.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import { domainQueue } from '../platform/queue.js';
+import type { Runtime } from '../platform/runtime.js';
+import { curationJobs, MemoryCuration, type CurationJobs } from './curation/curation.js';
+import { curationRoutes } from './curation/routes.js';
+import { memoryTools } from './mcp.js';
+import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe.js';
+import { observeRoutes } from './observe/routes.js';
+import { memoryRoutes } from './routes.js';
+import { MemorySchema } from './schemas.js';
+import { searchRoutes } from './search/routes.js';
+import { MemorySearch } from './search/search.js';
+import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
+
+export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
+export type { ConsolidateResult, DedupResult } from './curation/schemas.js';
+export type { ObserveInput, ObserveResult } from './observe/observe.js';
+export type { GraphBonus, SearchHit, SearchInput } from './search/search.js';
+export type { SaveInput, SaveResult } from './service.js';
+
+export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
+
+export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list' | 'recall' | 'supersede' | 'backfillEmbeddings'> &
+  Pick<MemorySearch, 'search' | 'setGraphBonus'> &
+  Pick<MemoryObserver, 'observe'> &
+  Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
+
+export function createMemoryModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
+  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'model'> },
+): DomainModule<MemoryApi, MemoryJobs> {
+  const { config, db, log, pool } = runtime;
+  const queue = domainQueue<MemoryJobs>(runtime.queue, 'memory');
+  const memory = new MemoryService(db, queue, deps.embeddings);
+  const search = new MemorySearch(db, deps.embeddings, log, config.searchExactScanMaxRows);
+  const curation = new MemoryCuration(db, pool, queue);
+  const observer = new MemoryObserver(db, memory, queue, config);
+
+  const routes: FastifyPluginAsyncTypebox = async (app) => {
+    await app.register(memoryRoutes, { memory });
+    await app.register(searchRoutes, { search });
+    await app.register(curationRoutes, { curation });
+    await app.register(observeRoutes, { observer });
+  };
+
+  return {
+    name: 'memory',
+    api: {
+      ...bindMethods(memory, ['save', 'saveMany', 'get', 'list', 'recall', 'supersede', 'backfillEmbeddings']),
+      ...bindMethods(search, ['search', 'setGraphBonus']),
+      ...bindMethods(observer, ['observe']),
+      ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),
+    },
+    routes,
+    schemas: [MemorySchema],
+    jobs: { ...embeddingJobs(memory), ...curationJobs(curation), ...observeJobs(observer) },
+    // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
+    schedules: [{ id: 'memory.nightly-consolidation', job: 'memory.consolidate-all', payload: {}, cron: '0 3 * * *' }],
+    tools: memoryTools({ memory, search, observer }),
+  };
+}

@@ -1,0 +1,152 @@
+// The conversational memory tools for MCP clients: thin adapters over the same services as the
+// REST routes. The MCP server (src/mcp) checks each tool's permission and maps its errors.
+import { z } from 'zod';
+import { ValidationError } from '../platform/errors.js';
+import { defineTool, type ToolDefinition } from '../platform/module.js';
+import type { MemoryObserver } from './observe/observe.js';
+import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from './schemas.js';
+import { toHitBody } from './search/routes.js';
+import type { MemorySearch } from './search/search.js';
+import type { MemoryService } from './service.js';
+
+const scope = z.enum(MEMORY_SCOPES);
+const type = z.enum(MEMORY_TYPES);
+const limit = (d: number, max: number) => z.number().int().min(1).max(max).optional().describe(`default ${d}, at most ${max}`);
+const offset = z.number().int().min(0).max(10_000).optional();
+const isoTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp');
+const subject = z.object({ kind: z.string().min(1), externalId: z.string().min(1) });
+/** Who wrote it and about whom, as the public MCP clients send it. */
+const provenance = {
+  agentId: z.string().max(256).optional(),
+  userId: z.string().max(256).optional(),
+  sessionId: z.string().max(256).optional(),
+};
+
+export function memoryTools(services: { memory: MemoryService; search: MemorySearch; observer: MemoryObserver }): ToolDefinition[] {
+  const { memory, search, observer } = services;
+  return [
+    defineTool({
+      name: 'memory_save',
+      description: 'Write a memory verbatim with an explicit type (kind) and scope. Idempotent on id and on identical live content.',
+      permission: 'WRITE_MEMORY',
+      audit: 'write.memory',
+      inputSchema: {
+        id: z.string().min(21).max(100).optional().describe('Client-chosen id (21+ characters) for idempotent retries'),
+        content: z.string().min(1).max(20_000),
+        type: type.optional(),
+        kind: type.optional().describe('Alias of type'),
+        scope,
+        importance: z.number().min(0).max(10).optional(),
+        confidence: z.number().min(0).max(1).optional(),
+        category: z.string().max(100).optional(),
+        occurredAt: isoTime.optional().describe('Event time (validFrom); default now'),
+        validFrom: isoTime.optional(),
+        metadata: z.record(z.string(), z.unknown()).optional(),
+        subject: subject.optional(),
+        ...provenance,
+      },
+      async run(a, { projectId }) {
+        const memoryType = (a.type ?? a.kind) as MemoryType | undefined;
+        if (!memoryType) throw new ValidationError('type (or kind) is required');
+        const at = a.occurredAt ?? a.validFrom;
+        const { memory: saved, created } = await memory.save(projectId, {
+          id: a.id,
+          content: a.content,
+          type: memoryType,
+          scope: a.scope as MemoryScope,
+          importance: a.importance,
+          confidence: a.confidence,
+          category: a.category,
+          metadata: a.metadata,
+          subject: a.subject ?? (a.userId ? { kind: 'user', externalId: a.userId } : undefined),
+          agentId: a.agentId,
+          userId: a.userId,
+          sessionKey: a.sessionId,
+          validFrom: at === undefined ? undefined : new Date(at),
+          source: 'mcp',
+        });
+        return { ...saved, created };
+      },
+    }),
+
+    defineTool({
+      name: 'memory_search',
+      description: 'Hybrid semantic + full-text + recency + importance retrieval, filtered by scope. Without a query, lists newest first.',
+      permission: 'READ_MEMORY',
+      audit: 'read.search',
+      inputSchema: {
+        query: z.string().min(1).max(2000).optional(),
+        scope: scope.optional(),
+        type: type.optional(),
+        asOf: isoTime.optional(),
+        minScore: z.number().min(0).max(1.1).optional(),
+        limit: limit(20, 50),
+        offset,
+        ...provenance,
+      },
+      async run(a, { projectId }) {
+        if (!a.query) {
+          return memory.list(projectId, { scope: a.scope as MemoryScope | undefined, type: a.type, userId: a.userId, agentId: a.agentId, limit: a.limit ?? 20, offset: a.offset ?? 0 });
+        }
+        const hits = await search.search(projectId, {
+          query: a.query,
+          scope: a.scope as MemoryScope | undefined,
+          type: a.type as MemoryType | undefined,
+          userId: a.userId,
+          agentId: a.agentId,
+          asOf: a.asOf === undefined ? undefined : new Date(a.asOf),
+          minScore: a.minScore,
+          limit: a.limit ?? 20,
+          offset: a.offset ?? 0,
+        });
+        return hits.map(toHitBody);
+      },
+    }),
+
+    defineTool({
+      name: 'memory_list',
+      description: 'Newest-first memories in a scope (search without a query).',
+      permission: 'READ_MEMORY',
+      audit: 'read.list',
+      inputSchema: { scope: scope.optional(), type: type.optional(), limit: limit(20, 500), offset, ...provenance },
+      run: (a, { projectId }) => memory.list(projectId, { scope: a.scope as MemoryScope | undefined, type: a.type, limit: a.limit ?? 20, offset: a.offset ?? 0 }),
+    }),
+
+    defineTool({
+      name: 'memory_recall',
+      description: 'Fetch one memory by id; marks it accessed (lastAccessedAt). Not semantic.',
+      permission: 'READ_MEMORY',
+      audit: 'read.memory',
+      inputSchema: { id: z.string().min(1).max(100), ...provenance },
+      run: (a, { projectId }) => memory.recall(projectId, a.id),
+    }),
+
+    defineTool({
+      name: 'memory_observe',
+      description: 'Extract what is worth remembering from raw conversation text and save it; filler saves nothing; idempotent. Answers { saved, candidateCount }.',
+      permission: 'WRITE_MEMORY',
+      audit: 'write.observe',
+      inputSchema: {
+        text: z.string().min(1).max(20_000).optional(),
+        content: z.string().min(1).max(20_000).optional().describe('Legacy alias of text'),
+        role: z.enum(['user', 'assistant', 'system']).optional().describe('default user'),
+        occurredAt: isoTime.optional(),
+        subject: subject.optional(),
+        ...provenance,
+      },
+      async run(a, { projectId }) {
+        const text = a.text ?? a.content;
+        if (!text) throw new ValidationError('text is required');
+        return observer.observe(projectId, {
+          text,
+          role: a.role ?? 'user',
+          userId: a.userId,
+          agentId: a.agentId,
+          sessionId: a.sessionId,
+          occurredAt: a.occurredAt === undefined ? undefined : new Date(a.occurredAt),
+          subject: a.subject,
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,134 @@
+// Observe: raw conversation text in, durable memories out. The heuristic extractor (extract.ts)
+// decides what is worth keeping; this saves it idempotently (content hashes), and lets a new value
+// of a single-valued fact (a slot: residence, employer, preferred_milk ...) supersede the old one,
+// so a correction retires what it contradicts instead of deleting it.
+import type { Config } from '../../config.js';
+import type { Subject } from '../../platform/common-schemas.js';
+import type { Db } from '../../platform/db.js';
+import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
+import { extractCandidates } from '../extract/extract.js';
+import { findSlotHolders } from '../store.js';
+import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
+import type { MemoryService } from '../service.js';
+
+export interface ObserveInput {
+  text: string;
+  role?: 'user' | 'assistant' | 'system';
+  subject?: Subject;
+  userId?: string;
+  agentId?: string;
+  sessionId?: string;
+  /** When the turn happened; default now. */
+  occurredAt?: Date;
+  scope?: MemoryScope;
+  /** Overrides the extractor's classification of every statement. */
+  type?: MemoryType;
+  /** Overrides the extractor's importance of every statement. */
+  importance?: number;
+  category?: string;
+  activityType?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ObserveResult {
+  /** Memories created by this call: empty for filler, and for a repeat of something already known. */
+  saved: Memory[];
+  candidateCount: number;
+  /** Memories retired by a newer value of the same slot. */
+  supersededIds: string[];
+  /** Set when the turn was queued for extraction (AP_MEMORY_OBSERVE_ASYNC_ENABLED with Redis). */
+  queued?: { jobId: string };
+}
+
+/** The job that extracts a queued turn (the async buffer). */
+export type ObserveJobs = {
+  'memory.observe': { payload: { projectId: string; input: Omit<ObserveInput, 'occurredAt'> & { occurredAt: string } }; result: { saved: number } };
+};
+
+export class MemoryObserver {
+  constructor(
+    private readonly db: Db,
+    private readonly memory: MemoryService,
+    private readonly queue: DomainQueue<ObserveJobs>,
+    private readonly config: Pick<Config, 'observeAsync' | 'redisUrl'>,
+  ) {}
+
+  /** With the async buffer on (and Redis), answers once the raw turn is durably enqueued. */
+  async observe(projectId: string, input: ObserveInput): Promise<ObserveResult> {
+    if (this.config.observeAsync && this.config.redisUrl !== undefined) {
+      const jobId = await this.queue.enqueue(
+        'memory.observe',
+        { projectId, input: { ...input, occurredAt: (input.occurredAt ?? new Date()).toISOString() } },
+        { attempts: 5, backoffMs: 2000 },
+      );
+      return { saved: [], candidateCount: 0, supersededIds: [], queued: { jobId } };
+    }
+    return this.extractAndSave(projectId, input);
+  }
+
+  async extractAndSave(projectId: string, input: ObserveInput, now = new Date()): Promise<ObserveResult> {
+    const occurredAt = input.occurredAt ?? now;
+    const role = input.role ?? 'user';
+    const { candidates, candidateCount } = extractCandidates(input.text, { role, now: occurredAt });
+    if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
+
+    const subject = input.subject ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
+    const scope = input.scope ?? 'project';
+    const results = await this.memory.saveMany(
+      projectId,
+      candidates.map((c) => ({
+        content: c.content,
+        type: input.type ?? (c.type as MemoryType),
+        scope,
+        importance: input.importance ?? c.importance,
+        confidence: c.confidence,
+        category: input.category,
+        subject,
+        agentId: input.agentId,
+        userId: input.userId,
+        sessionKey: input.sessionId,
+        source: 'observe',
+        // An event holds from when it happens; anything else from when it was said.
+        validFrom: c.type === 'event' && c.occurredAt ? new Date(c.occurredAt) : occurredAt,
+        metadata: {
+          ...input.metadata,
+          role,
+          ...(c.slot ? { slot: c.slot } : {}),
+          ...(c.correction ? { correction: true } : {}),
+          ...(c.entities.length ? { entities: c.entities } : {}),
+          ...(c.occurredAt ? { eventAt: c.occurredAt } : {}),
+          ...(input.activityType ? { eventType: input.activityType } : {}),
+          observedAt: occurredAt.toISOString(),
+        },
+      })),
+    );
+
+    const supersededIds: string[] = [];
+    for (const [i, { memory, created }] of results.entries()) {
+      const slot = candidates[i]!.slot;
+      if (!created || !slot) continue;
+      const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
+      const since = Date.parse(memory.validFrom);
+      const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
+      const later = holders.find((m) => m.validFrom.getTime() > since);
+      if (earlier.length > 0) {
+        await this.memory.supersede(projectId, earlier, memory.id);
+        supersededIds.push(...earlier);
+      }
+      // Learned late: a newer value is already known, so this one held only until that began.
+      if (later) {
+        await this.memory.supersede(projectId, [memory.id], later.id);
+        supersededIds.push(memory.id);
+      }
+    }
+    return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
+  }
+}
+
+export function observeJobs(observer: MemoryObserver): JobHandlers<ObserveJobs> {
+  return {
+    'memory.observe': async ({ projectId, input }) => ({
+      saved: (await observer.extractAndSave(projectId, { ...input, occurredAt: new Date(input.occurredAt) })).saved.length,
+    }),
+  };
+}

@@ -1,0 +1,52 @@
+import { Type, type Static } from 'typebox';
+import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
+import { MemoryScopeSchema, MemoryStatusSchema, MemoryTypeSchema } from '../schemas.js';
+
+export const SearchBodySchema = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 2000, description: 'What to look for, in natural language' }),
+    scope: Type.Optional(MemoryScopeSchema),
+    scopes: Type.Optional(Type.Array(MemoryScopeSchema, { minItems: 1, maxItems: 6, description: 'Any of these scopes' })),
+    type: Type.Optional(MemoryTypeSchema),
+    status: Type.Optional(MemoryStatusSchema),
+    category: Type.Optional(Type.String({ maxLength: 100 })),
+    subject: Type.Optional(SubjectSchema),
+    chatIdentityId: Type.Optional(Type.String({ maxLength: 256, description: 'Only memories about this end user' })),
+    chatbotId: Type.Optional(Type.String({ maxLength: 256, description: 'Only memories written by this agent' })),
+    asOf: Type.Optional(Timestamp('Search the bi-temporal slice valid at this instant, superseded memories included')),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 0 })),
+    minScore: Type.Optional(Type.Number({ minimum: 0, maximum: 1.1, default: 0, description: 'Drop hits scoring below this' })),
+  },
+  { additionalProperties: false },
+);
+export type SearchBody = Static<typeof SearchBodySchema>;
+
+export const SearchHitSchema = Type.Object({
+  id: Type.String(),
+  type: MemoryTypeSchema,
+  kind: MemoryTypeSchema,
+  content: Type.String(),
+  category: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  scope: MemoryScopeSchema,
+  status: MemoryStatusSchema,
+  importance: Type.Number(),
+  subject: Type.Union([SubjectSchema, Type.Null()]),
+  validFrom: Timestamp(),
+  validTo: Type.Union([Timestamp(), Type.Null()]),
+  supersededById: Type.Union([Type.String(), Type.Null()]),
+  similarity: Type.Number({ description: 'Relevance to the query in [0, 1] (semantic fused with full text)' }),
+  score: Type.Number({ description: 'The ranking score: 0.75 relevance + 0.1 recency + 0.15 importance (+ graph bonus)' }),
+  scoreParts: Type.Object({
+    semantic: Type.Union([Type.Number(), Type.Null()], { description: 'Cosine similarity; null when the memory is not embedded yet' }),
+    lexical: Type.Number({ description: 'Full-text rank in [0, 1)' }),
+    relevance: Type.Number(),
+    recency: Type.Number({ description: 'Halves every 30 days since validFrom or the last recall' }),
+    importance: Type.Number({ description: 'importance / 10' }),
+    graph: Type.Number({ description: 'Associative-recall bonus (0 unless MEMORY_ASSOCIATIVE_RECALL_ENABLED)' }),
+    vectorRank: Type.Union([Type.Integer(), Type.Null()]),
+    textRank: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  explanation: Type.String(),
+});

@@ -1,0 +1,130 @@
+// Hybrid search: vector and full-text candidates, fused into one relevance, blended with recency
+// and importance (ranking.ts), filtered by scope, type, subject, status and category, optionally as
+// of an instant. Every hit carries its score and the parts it is made of.
+import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import type { EmbeddingsApi } from '../../embeddings/index.js';
+import type { Subject } from '../../platform/common-schemas.js';
+import type { Db } from '../../platform/db.js';
+import { AppError } from '../../platform/errors.js';
+import { explainScore, scoreParts, totalScore, type ScoreParts } from './ranking.js';
+import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
+import { searchCandidates } from './store.js';
+import { countEmbedded, type MemoryFilter } from '../store.js';
+
+const MAX_CANDIDATES = 200;
+
+export interface SearchInput {
+  query: string;
+  scope?: MemoryScope;
+  scopes?: MemoryScope[];
+  type?: MemoryType;
+  status?: string;
+  category?: string;
+  subject?: Subject;
+  agentId?: string;
+  userId?: string;
+  /** A point in time: the bi-temporal slice valid then, superseded memories included. */
+  asOf?: Date;
+  limit?: number;
+  offset?: number;
+  /** Hits scoring below this are dropped. */
+  minScore?: number;
+}
+
+export interface SearchHit {
+  memory: Memory;
+  score: number;
+  parts: ScoreParts & { vectorRank: number | null; textRank: number | null };
+  explanation: string;
+}
+
+/** Associative recall: a bounded bonus per memory id, in [0, 1]. Plugged in by the graph module. */
+export type GraphBonus = (projectId: string, memoryIds: string[]) => Promise<Map<string, number>>;
+
+export class MemorySearch {
+  private readonly sizes = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly embedder: Pick<EmbeddingsApi, 'embedQuery'>,
+    private readonly log: FastifyBaseLogger,
+    /** Up to this many embedded rows a project is scanned exactly; above, HNSW with iterative scan. */
+    private readonly exactScanMaxRows: number,
+  ) {}
+
+  /** The graph bonus comes from a higher domain, built after this one: it plugs itself in. */
+  private graphBonus: GraphBonus | undefined;
+
+  setGraphBonus(bonus: GraphBonus | undefined): void {
+    this.graphBonus = bonus;
+  }
+
+  async search(projectId: string, input: SearchInput, now = new Date()): Promise<SearchHit[]> {
+    const limit = input.limit ?? 10;
+    const offset = input.offset ?? 0;
+    const filter: MemoryFilter = {
+      scope: input.scope,
+      scopes: input.scopes,
+      type: input.type,
+      status: input.status,
+      category: input.category,
+      subjectKind: input.subject?.kind,
+      subjectExternalId: input.subject?.externalId,
+      agentId: input.agentId,
+      userId: input.userId,
+      asOf: input.asOf,
+      liveOnly: input.status === undefined && input.asOf === undefined,
+    };
+    const [vector, embeddedRows] = await Promise.all([this.queryVector(input.query), this.embeddedRows(projectId)]);
+    const candidates = await searchCandidates(this.db, {
+      projectId,
+      filter,
+      vector,
+      text: input.query,
+      k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
+      exact: embeddedRows <= this.exactScanMaxRows,
+    });
+    const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
+    const hits = candidates.map((c): SearchHit => {
+      const lastTouched = Math.max(Date.parse(c.memory.validFrom), c.memory.lastAccessedAt ? Date.parse(c.memory.lastAccessedAt) : 0);
+      const parts = scoreParts({
+        cosine: c.cosine,
+        lexical: c.lexical,
+        ageDays: (now.getTime() - lastTouched) / 86_400_000,
+        importance: c.memory.importance,
+        graph: bonus?.get(c.memory.id) ?? 0,
+      });
+      const score = totalScore(parts);
+      return { memory: c.memory, score, parts: { ...parts, vectorRank: c.vectorRank, textRank: c.textRank }, explanation: explainScore(parts, score) };
+    });
+    return hits
+      .filter((hit) => hit.score >= (input.minScore ?? 0))
+      .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? -1 : 1))
+      .slice(offset, offset + limit);
+  }
+
+  /** Forgets the cached size of a project (after bulk writes, in tests). */
+  invalidate(projectId: string): void {
+    this.sizes.delete(projectId);
+  }
+
+  private async embeddedRows(projectId: string): Promise<number> {
+    const cached = this.sizes.get(projectId);
+    if (cached !== undefined) return cached;
+    const n = (await countEmbedded(this.db, projectId)).embedded;
+    this.sizes.set(projectId, n);
+    return n;
+  }
+
+  /** The query's embedding; when the embedder is unavailable, search goes on with full text alone. */
+  private async queryVector(text: string): Promise<Float32Array | undefined> {
+    try {
+      return await this.embedder.embedQuery(text);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.statusCode < 500) throw error;
+      this.log.warn({ err: error }, 'query embedding unavailable; searching full text only');
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+// The composition root: builds the platform, then every domain in dependency order, one line each;
+// each domain may use the apis of those above it. The only importer of the domains' faces.
+// Adding a domain: one `.with(...)` line here, below the domains it uses.
+import type { Config } from './config.js';
+import { createAlertsModule } from './alerts/index.js';
+import { createEmbeddingsModule } from './embeddings/index.js';
+import { createEventsModule } from './events/index.js';
+import { createMemoryModule } from './memory/index.js';
+import type { Db } from './platform/db.js';
+import { Composition, jobRunner, type AnyModule } from './platform/module.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from './platform/runtime.js';
+import { createTenancyAdmin, createTenancyModule } from './tenancy/index.js';
+import { createTypedModule } from './typed/index.js';
+
+function compose(runtime: Runtime) {
+  return Composition.start()
+    .with('tenancy', () => createTenancyModule(runtime))
+    .with('embeddings', () => createEmbeddingsModule(runtime))
+    .with('memory', ({ embeddings }) => createMemoryModule(runtime, { embeddings }))
+    .with('events', () => createEventsModule(runtime))
+    .with('alerts', ({ events, memory }) => createAlertsModule(runtime, { events, memory }))
+    .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }));
+}
+
+/** Every domain's api, by domain name. */
+export type Apis = Awaited<ReturnType<ReturnType<typeof compose>['build']>>['apis'];
+
+export interface Lattice {
+  readonly runtime: Runtime;
+  readonly apis: Apis;
+  /** In dependency order; the app mounts their routes and gathers their MCP tools. */
+  readonly modules: readonly AnyModule[];
+  /** Starts consuming jobs in this process: consumers, schedules, then each module's start-up work. */
+  startConsumers(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createLattice(config: Config, options: RuntimeOptions): Promise<Lattice> {
+  const runtime = await createRuntime(config, options);
+  try {
+    const { apis, modules } = await compose(runtime).build();
+    const jobs = jobRunner(runtime.queue, modules, runtime.log);
+    return { runtime, apis, modules, startConsumers: () => jobs.start(), close: () => runtime.close() };
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+}
+
+/** The tenancy admin operations over a bare database: the CLI's project and key commands. */
+export function tenancyAdmin(db: Db): ReturnType<typeof createTenancyAdmin> {
+  return createTenancyAdmin(db);
+}

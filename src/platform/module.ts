@@ -1,0 +1,175 @@
+// The contract every domain module fulfils, and the assembly of modules into one process. The
+// platform knows this shape, never a particular domain: the composition root (src/modules.ts)
+// builds the domains in dependency order, one line each, and this file checks and merges what
+// they bring (jobs, schedules, start-up work) so that no shared registry has to name them.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { z, ZodRawShape } from 'zod';
+import type { Subject } from './common-schemas.js';
+import type { Queryable } from './db.js';
+import type { AuditEventType, Permission } from './access.js';
+import { checkJobName, type JobHandler, type JobHandlers, type JobMapBase, type JobSpec, type JobQueue, type ScheduleOptions } from './queue.js';
+
+/** A domain with no jobs. */
+export type NoJobs = Record<never, never>;
+
+/** A repeatable job of the module's own, registered idempotently by every process that runs jobs. */
+export type Schedule<M extends JobMapBase> = {
+  [N in keyof M & string]: { id: string; job: N; payload: M[N]['payload'] } & ScheduleOptions;
+}[keyof M & string];
+
+/** Who calls an MCP tool: the MCP server has checked the key, the permission and the project. */
+export interface ToolCall {
+  projectId: string;
+  log: FastifyBaseLogger;
+}
+
+/** An MCP tool: a thin adapter over the module's service, like a route. */
+export interface ToolDefinition<S extends ZodRawShape = ZodRawShape> {
+  name: string;
+  description: string;
+  permission: Permission;
+  /** Set on a tool that reads or writes a subject's data (as on a route's config). */
+  audit?: AuditEventType;
+  inputSchema: S;
+  run(args: z.infer<z.ZodObject<S>>, call: ToolCall): Promise<unknown>;
+}
+
+/** Keeps a tool's argument types while it is declared; the list of tools erases them. */
+export function defineTool<S extends ZodRawShape>(tool: ToolDefinition<S>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+/** One page of a subject's rows of one kind (e.g. `memories`), for an export. */
+export interface SubjectRows {
+  kind: string;
+  rows: readonly Record<string, unknown>[];
+}
+
+/**
+ * How a module reaches one subject's rows, for data-subject rights: an export that pages (a large
+ * subject is never held in memory whole) and an erase inside the caller's transaction. The
+ * compliance domain calls every module's hook, erasing in reverse dependency order (a higher
+ * domain's rows may point at a lower one's).
+ */
+export interface SubjectDataHook {
+  export(projectId: string, subject: Subject): AsyncIterable<SubjectRows>;
+  /** Deletes the subject's rows (or, on a dry run, only counts them); answers the count per kind. */
+  erase(tx: Queryable, projectId: string, subject: Subject, options: { dryRun: boolean }): Promise<Record<string, number>>;
+}
+
+export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
+  /** The domain's folder name, and the prefix of its job names. */
+  readonly name: string;
+  /** What other domains, the app and the tests may call. */
+  readonly api: Api;
+  /** Its routes, already bound to its service; mounted under the project prefix. */
+  readonly routes?: FastifyPluginAsyncTypebox;
+  /** Shapes its routes share by `$ref` (each with an `$id`). */
+  readonly schemas?: readonly TSchema[];
+  /** One handler for every job of its job map. */
+  readonly jobs?: JobHandlers<Jobs>;
+  readonly schedules?: readonly Schedule<Jobs>[];
+  /** Work for a process that runs jobs, once its consumers run (e.g. a sweep for work lost in a crash). */
+  readonly onStart?: () => Promise<void>;
+  readonly tools?: readonly ToolDefinition[];
+  readonly subjectData?: SubjectDataHook;
+}
+
+/** A module with its job types erased, as the assembly holds it. */
+export type AnyModule = DomainModule<unknown, JobMapBase>;
+
+type ModuleFactory<Apis, A, J extends JobMapBase> = (apis: Apis) => DomainModule<A, J> | Promise<DomainModule<A, J>>;
+
+interface Step {
+  name: string;
+  build: (apis: Record<string, unknown>) => AnyModule | Promise<AnyModule>;
+}
+
+/**
+ * Builds modules in the order given, each from the apis of those before it, so a domain can only
+ * depend on a lower one. `with('memory', ...)` adds `apis.memory`, typed.
+ */
+export class Composition<Apis extends object = NoJobs> {
+  private constructor(private readonly steps: readonly Step[]) {}
+
+  static start(): Composition {
+    return new Composition([]);
+  }
+
+  with<N extends string, A, J extends JobMapBase>(name: N, factory: ModuleFactory<Apis, A, J>): Composition<Apis & { [K in N]: A }> {
+    const build = factory as unknown as Step['build'];
+    return new Composition<Apis & { [K in N]: A }>([...this.steps, { name, build }]);
+  }
+
+  async build(): Promise<{ apis: Apis; modules: readonly AnyModule[] }> {
+    const apis: Record<string, unknown> = {};
+    const modules: AnyModule[] = [];
+    for (const step of this.steps) {
+      if (step.name in apis) throw new Error(`module ${step.name} is composed twice`);
+      const module = await step.build(apis);
+      if (module.name !== step.name) throw new Error(`module ${module.name} was composed as ${step.name}`);
+      apis[step.name] = module.api;
+      modules.push(module);
+    }
+    return { apis: apis as Apis, modules };
+  }
+}
+
+/** Every module's job handlers in one map; refuses a duplicate name or one outside its domain. */
+export function mergeJobs(modules: readonly AnyModule[]): JobHandlers<JobMapBase> {
+  const merged: Record<string, JobHandler<JobSpec>> = {};
+  for (const module of modules) {
+    for (const [name, handler] of Object.entries(module.jobs ?? {})) {
+      checkJobName(module.name, name);
+      if (name in merged) throw new Error(`job ${name} has two handlers`);
+      if (typeof handler !== 'function') throw new Error(`job ${name} of module ${module.name} has no handler`);
+      merged[name] = handler;
+    }
+  }
+  return merged;
+}
+
+/** Every module's schedules; refuses an id used twice, outside its domain, or for another module's job. */
+export function mergeSchedules(modules: readonly AnyModule[]): Schedule<JobMapBase>[] {
+  const seen = new Set<string>();
+  return modules.flatMap((module) =>
+    (module.schedules ?? []).map((schedule) => {
+      if (!schedule.id.startsWith(`${module.name}.`)) throw new Error(`schedule ${schedule.id} of module ${module.name} is not named ${module.name}.<schedule>`);
+      if (!module.jobs || !(schedule.job in module.jobs)) throw new Error(`schedule ${schedule.id} runs ${schedule.job}, which module ${module.name} does not handle`);
+      if (seen.has(schedule.id)) throw new Error(`schedule ${schedule.id} is declared twice`);
+      seen.add(schedule.id);
+      return schedule;
+    }),
+  );
+}
+
+/**
+ * What a process does with its modules' jobs. Checked when the process is assembled, so a bad
+ * registry fails the start rather than the first job.
+ */
+export function jobRunner(queue: JobQueue<JobMapBase>, modules: readonly AnyModule[], log: FastifyBaseLogger): { start(): Promise<void> } {
+  const handlers = mergeJobs(modules);
+  const schedules = mergeSchedules(modules);
+  return {
+    async start() {
+      await queue.startConsumers(handlers);
+      for (const { id, job, payload, ...timing } of schedules) await queue.schedule(id, job, payload, timing as ScheduleOptions);
+      for (const module of modules) {
+        await module.onStart?.().catch((error: unknown) => log.warn({ err: error, module: module.name }, 'start-up work failed'));
+      }
+    },
+  };
+}
+
+/** The named methods of a service, bound to it: a module's api without its internals. */
+export function bindMethods<T extends object, K extends keyof T>(target: T, names: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const name of names) {
+    const member = target[name];
+    if (typeof member !== 'function') throw new Error(`${String(name)} is not a method`);
+    picked[name] = member.bind(target) as T[K];
+  }
+  return picked;
+}

@@ -1,0 +1,72 @@
+// The shared resources of one process, created before any domain: the database (migrated), the
+// job queue, the worker pool and the logger. The composition root hands them to every module.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { Db } from './db.js';
+import { createPgDb } from './db-pg.js';
+import { createPgliteDb } from './db-pglite.js';
+import { migrate } from './migrations.js';
+import { WorkerPool } from './pool.js';
+import type { JobMapBase, JobQueue } from './queue.js';
+import { BullQueue } from './queue-bullmq.js';
+import { InProcessQueue } from './queue-inprocess.js';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly log: FastifyBaseLogger;
+  readonly db: Db;
+  /** Untyped: each module sees it through `domainQueue`, typed with its own jobs. */
+  readonly queue: JobQueue<JobMapBase>;
+  readonly pool: WorkerPool;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  log: FastifyBaseLogger;
+  /** Use this database instead of opening one from the config (tests); it is not closed with the runtime. */
+  db?: Db;
+  /** Skip migrations (they already ran). */
+  skipMigrations?: boolean;
+}
+
+export function openDatabase(config: Config): Promise<Db> {
+  return config.databaseUrl === undefined
+    ? createPgliteDb({ dataDir: config.dataDir })
+    : Promise.resolve(createPgDb({ connectionString: config.databaseUrl }));
+}
+
+export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const { log } = options;
+  const db = options.db ?? (await openDatabase(config));
+  if (!options.skipMigrations) {
+    try {
+      const { applied } = await migrate(db);
+      if (applied.length > 0) log.info({ applied }, 'applied migrations');
+    } catch (error) {
+      if (!options.db) await db.close();
+      throw error;
+    }
+  }
+  const queueOptions = { concurrency: config.workerConcurrency, defaultTimeoutMs: config.jobTimeoutMs, log };
+  const queue: JobQueue<JobMapBase> =
+    config.redisUrl === undefined
+      ? new InProcessQueue<JobMapBase>(queueOptions)
+      : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix });
+  const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
+
+  let closed = false;
+  return {
+    config,
+    log,
+    db,
+    queue,
+    pool,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queue.close();
+      await pool.destroy();
+      if (!options.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Authentication, permission and entitlement checks for every project-scoped route, in one place.
+// Routes declare what they need in their config (`permission`, `feature`) and whether they touch
+// a subject's data (`audit`); this plugin enforces it before the body is even validated, so an
+// anonymous caller learns nothing about the schema, and reports every audited call after it answers.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { errorResponses } from '../platform/error-handler.js';
+import { isAuditEventType, type AuditEventType, type Permission } from '../platform/access.js';
+import { ProjectParamsSchema } from '../platform/project-id.js';
+import type { Audit } from './audit.js';
+import type { Feature } from './plans.js';
+import type { Principal, TenancyService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Required permission; every project route must declare one. */
+    permission?: Permission;
+    /** Required plan entitlement, if any. */
+    feature?: Feature;
+    /** Set on a route that reads or writes a subject's data: the audit event type, e.g. `read.search`. */
+    audit?: AuditEventType;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyService; audit: Audit }): Promise<void> {
+  const { tenancy, audit } = options;
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.addHook('onRoute', (route) => {
+    const config = route.config;
+    if (!config?.permission) throw new Error(`route ${route.method} ${route.url} declares no permission`);
+    if (config.audit !== undefined && !isAuditEventType(config.audit)) {
+      throw new Error(`route ${route.method} ${route.url} has audit ${JSON.stringify(config.audit)}; expected read.<what>, write.<what> or subject.<what>`);
+    }
+    const schema = (route.schema ??= {});
+    schema.params ??= ProjectParamsSchema;
+    schema.response = { ...errorResponses, ...(schema.response as object | undefined) };
+    (schema as { security?: unknown }).security = [{ bearerAuth: [] }];
+    const notes = [`Requires ${config.permission}.`];
+    if (config.feature) notes.push(`Requires the ${config.feature} entitlement (FEATURE_DISABLED otherwise).`);
+    if (config.audit) notes.push(`Audited as ${config.audit}.`);
+    schema.description = [schema.description, notes.join(' ')].filter(Boolean).join('\n\n');
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const { projectId } = request.params as { projectId: string };
+    const principal = await tenancy.authenticate(bearerToken(request), projectId);
+    const config = request.routeOptions.config;
+    tenancy.assertPermission(principal, config.permission!);
+    if (config.feature) tenancy.assertFeature(principal, config.feature);
+    request.principal = principal;
+  });
+
+  // A POST without a body means "all defaults".
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const eventType = request.routeOptions.config.audit;
+    // Only calls that got past authentication: a refused key touched nothing.
+    if (eventType === undefined || !request.principal) return;
+    audit.publish(
+      {
+        projectId: request.principal.projectId,
+        keyId: request.principal.keyId,
+        eventType,
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        statusCode: reply.statusCode,
+        requestId: request.id,
+        at: new Date(),
+      },
+      request.log,
+    );
+  });
+}
+
+export default fp(projectAuth, { name: 'project-auth' });

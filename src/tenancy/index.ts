@@ -1,0 +1,81 @@
+// The tenancy domain's face: projects, API keys, plans and entitlements, metering, the access
+// plugin every project route sits behind, and the audit seam. The lowest domain: every other one
+// may depend on it.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import fp from 'fastify-plugin';
+import type { Db } from '../platform/db.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import type { Runtime } from '../platform/runtime.js';
+import { Audit } from './audit.js';
+import projectAuth from './auth.js';
+import { bootstrap, type BootstrapResult } from './bootstrap.js';
+import keyRateLimit from './rate-limit.js';
+import { TenancyService } from './service.js';
+
+export type { AuditListener, AuditRecord } from './audit.js';
+export type { BootstrapResult } from './bootstrap.js';
+export type { CreatedKey, Principal } from './service.js';
+export type { Entitlements, Feature, Meter, Plan } from './plans.js';
+export type { ApiKeyRow, ProjectRow } from './store.js';
+
+const SERVICE_METHODS = [
+  'createProject',
+  'ensureProject',
+  'createProjectWithKey',
+  'listProjects',
+  'countProjects',
+  'setPlan',
+  'createKey',
+  'ensureKey',
+  'listKeys',
+  'revokeKey',
+  'authenticate',
+  'assertPermission',
+  'assertFeature',
+  'consume',
+  'refund',
+  'metered',
+  'usage',
+] as const;
+
+export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> & {
+  /**
+   * Guards every project route: per-key rate limit, then key, permission and entitlement checks,
+   * and the audit record of calls to routes marked `audit`. Registered once in the project scope,
+   * before any domain's routes.
+   */
+  readonly access: FastifyPluginAsyncTypebox;
+  /** First-start provisioning: the configured bootstrap project and key, or the demo project. */
+  bootstrap(): Promise<BootstrapResult>;
+  /** Subscribes to every audited call (the compliance domain keeps the log). */
+  onAudit: Audit['subscribe'];
+  /** Publishes an audited call made outside the HTTP routes (an MCP tool). */
+  audit: Audit['publish'];
+};
+
+export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'log'>): DomainModule<TenancyApi> {
+  const service = new TenancyService(runtime.db);
+  const audit = new Audit();
+  const access = fp(
+    async (scope) => {
+      await scope.register(keyRateLimit, { config: runtime.config });
+      await scope.register(projectAuth, { tenancy: service, audit });
+    },
+    { name: 'tenancy-access' },
+  );
+  return {
+    name: 'tenancy',
+    api: {
+      ...bindMethods(service, SERVICE_METHODS),
+      access,
+      bootstrap: () => bootstrap(runtime.config, service),
+      onAudit: (listener) => audit.subscribe(listener),
+      audit: (record, log) => audit.publish(record, log),
+    },
+  };
+}
+
+/** Tenancy over a bare database, for the admin commands (no queue, no pool). */
+export function createTenancyAdmin(db: Db): Pick<TenancyApi, 'createProject' | 'listProjects' | 'setPlan' | 'createKey' | 'listKeys' | 'revokeKey' | 'authenticate'> {
+  return bindMethods(new TenancyService(db), ['createProject', 'listProjects', 'setPlan', 'createKey', 'listKeys', 'revokeKey', 'authenticate']);
+}

@@ -1,0 +1,33 @@
+// Per-key rate limiting of project routes: counted in Redis when the deployment has it (shared by
+// every API process), in process memory otherwise. A request without a key counts against its IP.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import { RateLimitError } from '../platform/errors.js';
+import { bearerToken } from './auth.js';
+import { hashKey } from './keys.js';
+
+type RateLimitConfig = Pick<Config, 'redisUrl' | 'rateLimitPerMinute' | 'queuePrefix'>;
+
+async function keyRateLimit(app: FastifyInstance, { config }: { config: RateLimitConfig }): Promise<void> {
+  const redis = config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  redis?.on('error', () => {});
+  if (redis) app.addHook('onClose', async () => redis.disconnect());
+  await app.register(rateLimit, {
+    max: config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    redis,
+    nameSpace: `${config.queuePrefix}:rate:`,
+    skipOnError: true,
+    keyGenerator: (request) => {
+      const token = bearerToken(request);
+      return token === undefined ? `ip:${request.ip}` : `key:${hashKey(token).slice(0, 32)}`;
+    },
+    errorResponseBuilder: (_request, context) =>
+      new RateLimitError(`rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
+  });
+}
+
+export default fp(keyRateLimit, { name: 'key-rate-limit' });

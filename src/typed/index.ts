@@ -1,0 +1,31 @@
+// The typed domain's face: attribute definitions, validated ingest of typed observations
+// (synchronous or queued), and per-subject running statistics. Every accepted numeric observation
+// is appended to the event log, so alert rules see it.
+import type { EventsApi } from '../events/index.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import { domainQueue } from '../platform/queue.js';
+import type { Runtime } from '../platform/runtime.js';
+import type { TenancyApi } from '../tenancy/index.js';
+import { typedRoutes } from './routes.js';
+import { TypedService, typedJobs, type TypedJobs } from './service.js';
+
+export type { TypedJobs } from './service.js';
+
+export type TypedApi = Pick<TypedService, 'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'listObservations' | 'accumulator'>;
+
+export function createTypedModule(
+  runtime: Pick<Runtime, 'db' | 'log' | 'queue'>,
+  deps: { tenancy: Pick<TenancyApi, 'metered'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'> },
+): DomainModule<TypedApi, TypedJobs> {
+  const typed = new TypedService(runtime.db, domainQueue<TypedJobs>(runtime.queue, 'typed'), deps.tenancy, deps.events, runtime.log);
+  return {
+    name: 'typed',
+    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'listObservations', 'accumulator']),
+    routes: async (app) => app.register(typedRoutes, { typed }),
+    jobs: typedJobs(typed),
+    // Queued batches whose job was lost (a crash, a queue outage) are enqueued again.
+    schedules: [{ id: 'typed.ingest-sweep', job: 'typed.sweep', payload: {}, everyMs: 60_000 }],
+    // Batches queued before a restart are ingested now rather than at the first sweep.
+    onStart: async () => void (await typed.sweepQueued(0)),
+  };
+}
