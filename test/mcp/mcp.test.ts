@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../src/tenancy/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 type Project = { projectId: string; apiKey: string };
@@ -117,6 +118,18 @@ describe('MCP endpoint', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(raw.status).toBe(404);
+  });
+
+  it('audits each tool call that touches subject data, as the REST route would', async () => {
+    const records: AuditRecord[] = [];
+    h.apis.tenancy.onAudit((record) => void records.push(record));
+    const client = await connect(a.projectId, a.apiKey);
+    await call(client, 'memory_search', { query: 'tea' });
+    await call(client, 'memory_recall', { id: 'mem_missing' });
+    await expect.poll(() => records.filter((r) => r.projectId === a.projectId).map((r) => `${r.method} ${r.route} ${r.eventType} ${r.statusCode}`)).toEqual([
+      'MCP memory_search read.search 200',
+      'MCP memory_recall read.memory 404',
+    ]);
   });
 
   it('requires a key', async () => {

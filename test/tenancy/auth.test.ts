@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import errorHandler from '../../src/platform/error-handler.js';
+import type { AuditRecord } from '../../src/tenancy/index.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -153,5 +154,67 @@ describe('entitlements and meters', () => {
     await h.apis.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-10-31T23:59:59Z'));
     await expect(h.apis.tenancy.consume(principal, 'events-ingested', 1, new Date('2026-10-31T23:59:59Z'))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
     await h.apis.tenancy.consume(principal, 'events-ingested', 10, new Date('2026-11-01T00:00:00Z'));
+  });
+});
+
+describe('the audit marker', () => {
+  let h: Harness;
+  const records: AuditRecord[] = [];
+  beforeAll(async () => {
+    h = await createHarness();
+    h.apis.tenancy.onAudit((record) => void records.push(record));
+  });
+  afterAll(() => h?.close());
+
+  const audited = (projectId: string) => records.filter((r) => r.projectId === projectId);
+
+  it('publishes one record per call to an audited route, naming the key, the event type and the outcome', async () => {
+    const { projectId } = await h.project();
+    const key = (await h.apis.tenancy.listKeys(projectId))[0]!;
+    const res = await h.call('POST', projectId, '/memory/search', { body: { query: 'anything' } });
+    expect(res.statusCode).toBe(200);
+    await expect.poll(() => audited(projectId).length).toBe(1);
+    expect(audited(projectId)[0]).toMatchObject({
+      keyId: key.id,
+      eventType: 'read.search',
+      method: 'POST',
+      route: '/api/v1/projects/:projectId/memory/search',
+      statusCode: 200,
+      requestId: expect.any(String),
+    });
+    // A refused call is recorded with its status too (the key did ask).
+    await h.call('GET', projectId, '/admin/memory/mem_missing');
+    await expect.poll(() => audited(projectId).map((r) => `${r.eventType} ${r.statusCode}`)).toEqual(['read.search 200', 'read.memory 404']);
+  });
+
+  it('publishes nothing for a route without the marker, or for a call whose key was refused', async () => {
+    const { projectId } = await h.project();
+    expect((await h.call('GET', projectId, '/admin/memory/stats')).statusCode).toBe(200);
+    expect((await h.call('POST', projectId, '/memory/search', { apiKey: 'lat_nope_nope', body: { query: 'x' } })).statusCode).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(audited(projectId)).toEqual([]);
+  });
+
+  it('documents the marker in the route description', async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.paths['/api/v1/projects/{projectId}/admin/memory/search'].post.description).toMatch(/Audited as read\.search\./);
+    expect(doc.paths['/api/v1/projects/{projectId}/admin/memory/stats'].get.description ?? '').not.toMatch(/Audited/);
+  });
+
+  it('refuses a route whose marker is not read.*, write.* or subject.*', async () => {
+    const app = Fastify();
+    await app.register(errorHandler);
+    const starting = (async () => {
+      await app.register(
+        async (scope) => {
+          await scope.register(h.apis.tenancy.access);
+          scope.get('/bad', { config: { permission: 'READ_MEMORY', audit: 'peek.memory' as 'read.memory' } }, async () => ({}));
+        },
+        { prefix: '/api/v1/projects/:projectId' },
+      );
+      await app.ready();
+    })();
+    await expect(starting).rejects.toThrow(/audit "peek\.memory"/);
+    await app.close().catch(() => {});
   });
 });
