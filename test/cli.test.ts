@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
-import { TenancyService } from '../src/tenancy/service.js';
+import { createTenancyAdmin } from '../src/tenancy/index.js';
 import { createTestDatabase, SERVER_DATABASE_URL, type TestDatabase } from './helpers/harness.js';
 import { runCli, startCli } from './helpers/processes.js';
 
@@ -37,7 +37,7 @@ describe('lattice on the embedded default', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     const db = await createPgliteDb({ dataDir });
     try {
-      await expect(new TenancyService(db).authenticate(key.apiKey, 'acme')).rejects.toMatchObject({ code: 'AUTHENTICATION_ERROR' });
+      await expect(createTenancyAdmin(db).authenticate(key.apiKey, 'acme')).rejects.toMatchObject({ code: 'AUTHENTICATION_ERROR' });
     } finally {
       await db.close();
     }
