@@ -156,6 +156,9 @@ export function jobRunner(queue: JobQueue<JobMapBase>, modules: readonly AnyModu
     async start() {
       await queue.startConsumers(handlers);
       for (const { id, job, payload, ...timing } of schedules) await queue.schedule(id, job, payload, timing as ScheduleOptions);
+      // A schedule the code no longer declares (renamed or removed) would fire a job nothing handles.
+      const removed = await queue.unscheduleOthers(schedules.map((s) => s.id));
+      if (removed.length > 0) log.info({ removed }, 'removed schedules no module declares');
       for (const module of modules) {
         await module.onStart?.().catch((error: unknown) => log.warn({ err: error, module: module.name }, 'start-up work failed'));
       }

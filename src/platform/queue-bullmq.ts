@@ -95,6 +95,13 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     );
   }
 
+  async unscheduleOthers(keep: readonly string[]): Promise<string[]> {
+    const schedulers = await this.queue.getJobSchedulers(0, -1);
+    const removed = schedulers.map((s) => s.id ?? s.key).filter((id) => !keep.includes(id));
+    for (const id of removed) await this.queue.removeJobScheduler(id);
+    return removed;
+  }
+
   async startConsumers(handlers: JobHandlers<M>): Promise<void> {
     if (this.worker) throw new Error('consumers already started');
     const log = this.options.log;

@@ -102,6 +102,12 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
     this.later(next(), tick);
   }
 
+  async unscheduleOthers(keep: readonly string[]): Promise<string[]> {
+    const removed = [...this.schedules.keys()].filter((id) => !keep.includes(id));
+    for (const id of removed) this.schedules.delete(id);
+    return removed;
+  }
+
   async startConsumers(handlers: JobHandlers<M>): Promise<void> {
     this.handlers = handlers;
     this.drain();

@@ -48,6 +48,8 @@ export interface JobQueue<M extends JobMapBase> {
   run<N extends keyof M & string>(name: N, payload: M[N]['payload'], options?: RunOptions): Promise<M[N]['result']>;
   /** A repeatable job, idempotent on `scheduleId`. */
   schedule<N extends keyof M & string>(scheduleId: string, name: N, payload: M[N]['payload'], options: ScheduleOptions): Promise<void>;
+  /** Removes every schedule not in `keep` (one the code no longer declares stops firing); answers the ids removed. */
+  unscheduleOthers(keep: readonly string[]): Promise<string[]>;
   /** Starts consuming jobs with these handlers (API process without Redis, or `lattice worker`). */
   startConsumers(handlers: JobHandlers<M>): Promise<void>;
   /** Readiness: throws when the queue's backing store is unreachable. */

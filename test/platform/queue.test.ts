@@ -182,6 +182,20 @@ for (const impl of implementations) {
       await expect(queue.run('add', { a: 2, b: 2 })).resolves.toBe(4);
     });
 
+    it('removes the schedules not kept, and they stop firing', async () => {
+      const { queue, rec } = await start();
+      const kept = uniqueName('kept');
+      const dropped = uniqueName('dropped');
+      await queue.schedule(kept, 'slow', { key: 'kept', ms: 0 }, { everyMs: 100 });
+      await queue.schedule(dropped, 'slow', { key: 'dropped', ms: 0 }, { everyMs: 100 });
+      expect(await queue.unscheduleOthers([kept])).toEqual([dropped]);
+      const before = rec.finished.get('dropped') ?? 0;
+      await expect.poll(() => rec.finished.get('kept') ?? 0, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(3);
+      // At most one run that was already due when it was removed.
+      expect((rec.finished.get('dropped') ?? 0) - before).toBeLessThanOrEqual(1);
+      expect(await queue.unscheduleOthers([kept])).toEqual([]);
+    });
+
     it('runs a job enqueued twice with the same jobId once', async () => {
       const { queue, rec } = await start();
       const jobId = uniqueName('dedupe');
