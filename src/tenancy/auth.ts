@@ -35,6 +35,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyService; audit: Audit }): Promise<void> {
   const { tenancy, audit } = options;
   app.decorateRequest('principal', null as unknown as Principal);
+  const documented = new WeakSet<object>();
 
   app.addHook('onRoute', (route) => {
     const config = route.config;
@@ -43,6 +44,9 @@ async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyServ
       throw new Error(`route ${route.method} ${route.url} has audit ${JSON.stringify(config.audit)}; expected read.<what>, write.<what> or subject.<what>`);
     }
     const schema = (route.schema ??= {});
+    // A GET route's HEAD twin arrives with the same schema object: document it once.
+    if (documented.has(schema)) return;
+    documented.add(schema);
     schema.params ??= ProjectParamsSchema;
     schema.response = { ...errorResponses, ...(schema.response as object | undefined) };
     (schema as { security?: unknown }).security = [{ bearerAuth: [] }];
