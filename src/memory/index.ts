@@ -35,11 +35,11 @@ export function createMemoryModule(
   deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'model'> },
 ): DomainModule<MemoryApi, MemoryJobs> {
   const { config, db, log, pool } = runtime;
-  const queue = domainQueue<MemoryJobs>(runtime.queue, 'memory');
-  const memory = new MemoryService(db, queue, deps.embeddings);
+  // Each service sees the queue typed with its own jobs only.
+  const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings);
   const search = new MemorySearch(db, deps.embeddings, log, config.searchExactScanMaxRows);
-  const curation = new MemoryCuration(db, pool, queue);
-  const observer = new MemoryObserver(db, memory, queue, config);
+  const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
+  const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
     await app.register(memoryRoutes, { memory });

@@ -13,6 +13,8 @@ import { checkJobName, type JobHandler, type JobHandlers, type JobMapBase, type 
 
 /** A domain with no jobs. */
 export type NoJobs = Record<never, never>;
+/** No apis yet: the start of a composition. */
+type NoApis = Record<never, never>;
 
 /** A repeatable job of the module's own, registered idempotently by every process that runs jobs. */
 export type Schedule<M extends JobMapBase> = {
@@ -91,7 +93,7 @@ interface Step {
  * Builds modules in the order given, each from the apis of those before it, so a domain can only
  * depend on a lower one. `with('memory', ...)` adds `apis.memory`, typed.
  */
-export class Composition<Apis extends object = NoJobs> {
+export class Composition<Apis extends object = NoApis> {
   private constructor(private readonly steps: readonly Step[]) {}
 
   static start(): Composition {
