@@ -112,7 +112,7 @@ async function benchQueryLatency(ctx: Lattice, setup: string): Promise<void> {
     if ((i + 1) % 50 === 0) progress(`[${setup}] query latency ${i + 1}/${QUERIES}`);
   }
   const s = summarise(samples);
-  rows.push({ measure: 'one query, embedder.embed([text])', setup, n: s.n, p50: ms(s.p50), p95: ms(s.p95), p99: ms(s.p99) });
+  rows.push({ measure: 'one query, embeddings.embed([text])', setup, n: s.n, p50: ms(s.p50), p95: ms(s.p95), p99: ms(s.p99) });
 
   const repeated = 'What does Priya prefer when reviewing pull requests?';
   await ctx.apis.embeddings.embedQuery(repeated);
@@ -123,7 +123,7 @@ async function benchQueryLatency(ctx: Lattice, setup: string): Promise<void> {
     cached.push(performance.now() - start);
   }
   const c = summarise(cached);
-  rows.push({ measure: 'one query, cached (queryEmbedder.embedQuery)', setup, n: c.n, p50: ms(c.p50), p95: ms(c.p95), p99: ms(c.p99) });
+  rows.push({ measure: 'one query, cached (embeddings.embedQuery)', setup, n: c.n, p50: ms(c.p50), p95: ms(c.p95), p99: ms(c.p99) });
 }
 
 async function benchPool(ctx: Lattice, setup: string): Promise<void> {
