@@ -1,20 +1,27 @@
-// Near-duplicate grouping: items whose cosine similarity is at or above a threshold, within the
-// same partition, end up in one group (single linkage, union-find). Vectors are unit length, so
-// cosine is the dot product. Pure: typed arrays in, typed array out.
+// Near-duplicate grouping: items whose near-duplicate similarity (near-duplicate.ts: their words,
+// with the cosine as a guard) is at or above a threshold, within the same partition, end up in one
+// group (single linkage, union-find). Vectors are unit length, so cosine is the dot product; the
+// words are compared only for pairs whose cosine can still reach the threshold. Pure.
+import { cosineFloor, lexicalSimilarity, nearDuplicateSimilarity, normaliseText } from './near-duplicate.js';
 
 export interface DedupInput {
   dimensions: number;
   /** Row-major n x dimensions, unit-length rows. */
   vectors: Float32Array;
+  /** The items' texts, in the same order. */
+  texts: string[];
   /** Items only group with items of the same partition (e.g. same scope and subject). */
   partitions: Int32Array;
   threshold: number;
 }
 
 /** For each item, the index of its group's representative (the smallest index in the group). */
-export function dedupGroups({ dimensions, vectors, partitions, threshold }: DedupInput): Int32Array {
+export function dedupGroups({ dimensions, vectors, texts, partitions, threshold }: DedupInput): Int32Array {
   const n = partitions.length;
   if (vectors.length !== n * dimensions) throw new Error(`expected ${n * dimensions} values, got ${vectors.length}`);
+  if (texts.length !== n) throw new Error(`expected ${n} texts, got ${texts.length}`);
+  const floor = cosineFloor(threshold);
+  const words = texts.map(normaliseText);
   const parent = Int32Array.from({ length: n }, (_, i) => i);
   const find = (i: number): number => {
     while (parent[i] !== i) {
@@ -39,7 +46,7 @@ export function dedupGroups({ dimensions, vectors, partitions, threshold }: Dedu
         const oj = j * dimensions;
         let dot = 0;
         for (let d = 0; d < dimensions; d++) dot += vectors[oi + d]! * vectors[oj + d]!;
-        if (dot >= threshold) {
+        if (dot >= floor && nearDuplicateSimilarity(dot, lexicalSimilarity(words[i]!, words[j]!)) >= threshold) {
           const ri = find(i);
           const rj = find(j);
           if (ri !== rj) parent[Math.max(ri, rj)] = Math.min(ri, rj);

@@ -12,6 +12,8 @@ export interface Embedder {
   readonly dimensions: number;
   /** One unit-length vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Whether an embedding asked for now would start at once (for the local embedder: a pool thread is free). */
+  readonly ready: boolean;
 }
 
 /** Texts per pool task: large enough to amortise the hop, small enough to spread over threads. */
@@ -20,6 +22,10 @@ const LOCAL_CHUNK = 32;
 export class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
   readonly dimensions = 512;
+
+  get ready(): boolean {
+    return this.pool.hasFreeThread;
+  }
 
   private readonly slots: Semaphore;
 
@@ -54,6 +60,9 @@ interface GatewayEmbeddingsResponse {
 }
 
 export class GatewayEmbedder implements Embedder {
+  /** A remote endpoint: whether it answers in time is for the caller's timeout to find out. */
+  readonly ready = true;
+
   constructor(
     private readonly url: string,
     private readonly apiKey: string | undefined,

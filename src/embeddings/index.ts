@@ -3,7 +3,7 @@
 import type { DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import { ensureEmbeddingDimension } from './dimension.js';
-import { createEmbedder, QueryEmbedder } from './embedder.js';
+import { createEmbedder, QueryEmbedder, type Embedder } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
 
@@ -14,6 +14,12 @@ export interface EmbeddingsApi {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   /** One query's vector, cached by its text (agents repeat their questions). */
   embedQuery(text: string): Promise<Float32Array>;
+  /**
+   * Vectors now, for a write that wants to be found by meaning at once: undefined when the
+   * embedder is busy (no free pool thread) or does not answer within `budgetMs`, or fails. Never
+   * throws: the caller leaves the text to the embedding job.
+   */
+  embedNow(texts: readonly string[], budgetMs: number): Promise<Float32Array[] | undefined>;
 }
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
@@ -28,6 +34,20 @@ export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | '
       dimensions: embedder.dimensions,
       embed: (texts) => embedder.embed(texts),
       embedQuery: (text) => queries.embedQuery(text),
+      embedNow: (texts, budgetMs) => embedWithin(embedder, texts, budgetMs),
     },
   };
+}
+
+async function embedWithin(embedder: Embedder, texts: readonly string[], budgetMs: number): Promise<Float32Array[] | undefined> {
+  if (texts.length === 0 || !embedder.ready) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), budgetMs);
+  });
+  try {
+    return await Promise.race([embedder.embed(texts).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -32,7 +32,7 @@ export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list'
 
 export function createMemoryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
-  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'model'> },
+  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'> },
 ): DomainModule<MemoryApi, MemoryJobs> {
   const { config, db, log, pool } = runtime;
   // Each service sees the queue typed with its own jobs only.

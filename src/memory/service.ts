@@ -18,6 +18,18 @@ const WRITE_GROUP = 64;
 const EMBED_GROUPS_IN_FLIGHT = 2;
 /** The automatic embedding job drains at most this many rows per run, then re-enqueues itself. */
 const DRAIN_LIMIT = 5000;
+/**
+ * Read-your-writes: a write of at most this many new memories is embedded before it answers, so a
+ * search right after finds it by meaning; larger (bulk) writes are embedded behind, by a job.
+ */
+export const INLINE_EMBED_MAX = 4;
+/**
+ * How long a write waits for its inline embedding at most. One short text takes about 10 to 15 ms
+ * of a free pool thread; the bound leaves room for a loaded machine. With no thread free the write
+ * does not wait at all; past the bound it answers, and the job embeds the memory (until then it is
+ * found by its words).
+ */
+export const INLINE_EMBED_BUDGET_MS = 250;
 
 /** The jobs this service enqueues: embedding, behind writes and on demand. */
 export type EmbeddingJobs = {
@@ -64,7 +76,7 @@ export class MemoryService {
   constructor(
     private readonly db: Db,
     private readonly queue: DomainQueue<EmbeddingJobs>,
-    private readonly embedder: Pick<EmbeddingsApi, 'embed' | 'model'>,
+    private readonly embedder: Pick<EmbeddingsApi, 'embed' | 'embedNow' | 'model'>,
   ) {}
 
   // ---- writes ---------------------------------------------------------------------------------
@@ -98,13 +110,12 @@ export class MemoryService {
         reviewReason: null,
       };
     });
-    const inserted = new Set(await store.insertMemories(this.db, rows));
+    const byId = new Map((await store.insertMemories(this.db, rows)).map((m) => [m.id, m]));
     const results: SaveResult[] = [];
-    const fresh = await store.getMemories(this.db, projectId, [...inserted]);
-    const byId = new Map(fresh.map((m) => [m.id, m]));
     for (const row of rows) {
-      if (inserted.has(row.id)) {
-        results.push({ memory: byId.get(row.id)!, created: true });
+      const inserted = byId.get(row.id);
+      if (inserted) {
+        results.push({ memory: inserted, created: true });
         continue;
       }
       // Not inserted: either this exact id exists (a replayed client id) or a live twin does.
@@ -121,7 +132,7 @@ export class MemoryService {
       if (!existing) throw new ConflictError(`memory ${row.id} conflicts with another write; retry`);
       results.push({ memory: existing, created: false });
     }
-    if (inserted.size > 0) await this.scheduleEmbedding(projectId);
+    if (byId.size > 0 && !(await this.embedInline(projectId, [...byId.values()]))) await this.scheduleEmbedding(projectId);
     return results;
   }
 
@@ -275,6 +286,19 @@ export class MemoryService {
   }
 
   // ---- embeddings -----------------------------------------------------------------------------
+
+  /**
+   * Embeds a small write before it answers (read-your-writes); answers whether it did. The returned
+   * memories are marked embedded in place.
+   */
+  private async embedInline(projectId: string, created: Memory[]): Promise<boolean> {
+    if (created.length > INLINE_EMBED_MAX) return false;
+    const vectors = await this.embedder.embedNow(created.map((m) => m.content), INLINE_EMBED_BUDGET_MS);
+    if (!vectors) return false;
+    const written = await store.writeEmbeddings(this.db, projectId, this.embedder.model, created.map((m, i) => ({ id: m.id, vector: vectors[i]! })));
+    for (const m of created) m.hasEmbedding = true;
+    return written === created.length;
+  }
 
   /** Interactive: runs one backfill batch as a job and waits for it. */
   backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<{ embedded: number }> {

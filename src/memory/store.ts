@@ -111,13 +111,14 @@ export function toMemory(row: MemoryRow): Memory {
 
 /**
  * Inserts memories in one statement; a row whose live twin already exists (same project, scope,
- * type, subject and content hash) is skipped. Answers the ids actually inserted.
+ * type, subject and content hash) is skipped. Answers the memories actually inserted, in no
+ * particular order.
  */
-export async function insertMemories(db: Queryable, rows: readonly NewMemory[]): Promise<string[]> {
+export async function insertMemories(db: Queryable, rows: readonly NewMemory[]): Promise<Memory[]> {
   if (rows.length === 0) return [];
   const col = <T>(f: (r: NewMemory) => T) => rows.map(f);
-  const result = await db.query<{ id: string }>(
-    `INSERT INTO memories (id, project_id, content, content_hash, type, scope, status, importance, confidence, category,
+  const result = await db.query<MemoryRow>(
+    `INSERT INTO memories AS m (id, project_id, content, content_hash, type, scope, status, importance, confidence, category,
                            source, subject_kind, subject_external_id, agent_id, user_id, session_key, metadata, impact,
                            valid_from, source_memory_ids, review_reason)
      SELECT v.id, v.project_id, v.content, v.content_hash, v.type, v.scope, v.status, v.importance, v.confidence, v.category,
@@ -130,7 +131,7 @@ export async function insertMemories(db: Queryable, rows: readonly NewMemory[]):
               subject_kind, subject_external_id, agent_id, user_id, session_key, metadata, impact, valid_from,
               source_memory_ids, review_reason)
      ON CONFLICT DO NOTHING
-     RETURNING id`,
+     RETURNING ${MEMORY_COLUMNS}`,
     [
       col((r) => r.id),
       col((r) => r.projectId),
@@ -155,7 +156,7 @@ export async function insertMemories(db: Queryable, rows: readonly NewMemory[]):
       col((r) => r.reviewReason ?? null),
     ],
   );
-  return result.rows.map((r) => r.id);
+  return result.rows.map(toMemory);
 }
 
 /** The live twin of a memory that was not inserted because it already exists. */
@@ -424,4 +425,25 @@ export async function findSlotHolders(
     [projectId, q.scope, q.slot, q.excludeId, q.subject?.kind ?? null, q.subject?.externalId ?? null],
   );
   return result.rows.map((r) => ({ id: r.id, validFrom: new Date(r.valid_from) }));
+}
+
+/**
+ * Live memories of the same scope and subject sharing a word with `text` (by full text), newest
+ * first: where a repeat of `text` in other words would be.
+ */
+export async function findWordNeighbours(
+  db: Queryable,
+  projectId: string,
+  q: { text: string; scope: string; subject?: { kind: string; externalId: string }; limit: number },
+): Promise<{ id: string; content: string }[]> {
+  const result = await db.query<{ id: string; content: string }>(
+    `SELECT id, content FROM memories
+      WHERE project_id = $1 AND scope = $2 AND status IN ('pending', 'confirmed')
+        AND coalesce(subject_kind, '') = coalesce($3, '') AND coalesce(subject_external_id, '') = coalesce($4, '')
+        AND fts @@ replace(plainto_tsquery('english', $5)::text, '&', '|')::tsquery
+      ORDER BY created_at DESC, id DESC
+      LIMIT $6`,
+    [projectId, q.scope, q.subject?.kind ?? null, q.subject?.externalId ?? null, q.text, q.limit],
+  );
+  return result.rows;
 }

@@ -27,6 +27,11 @@ export class WorkerPool {
     return { inFlight: this.inFlight, threads: this.piscina?.threads.length ?? 0 };
   }
 
+  /** Whether a task run now would start at once, rather than wait behind others. */
+  get hasFreeThread(): boolean {
+    return this.inFlight < this.options.maxThreads;
+  }
+
   async run<N extends TaskName>(name: N, input: TaskMap[N]['input'], transferList?: ArrayBuffer[]): Promise<TaskMap[N]['output']> {
     if (this.inFlight >= this.options.maxThreads + this.options.maxQueue) {
       throw new PoolOverloadedError(`the worker pool is full (${this.inFlight} tasks in flight); retry shortly`, { retryAfterSeconds: 1 });

@@ -90,7 +90,7 @@ describe('QueryEmbedder', () => {
   it('caches: asking for the same text again returns the same vector without embedding again', async () => {
     const inner = new LocalEmbedder(pool);
     let calls = 0;
-    const counting: Embedder = { model: inner.model, dimensions: inner.dimensions, embed: (texts) => (calls++, inner.embed(texts)) };
+    const counting: Embedder = { model: inner.model, dimensions: inner.dimensions, ready: true, embed: (texts) => (calls++, inner.embed(texts)) };
     const queries = new QueryEmbedder(counting);
     const first = await queries.embedQuery(PARAPHRASE);
     const second = await queries.embedQuery(PARAPHRASE);

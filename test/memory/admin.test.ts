@@ -206,13 +206,18 @@ describe('admin memory routes', () => {
     expect(subjects[1]).toMatchObject({ memoryCount: 2, maxImportance: 5, avgImportance: 4 });
   });
 
-  it('embeds new memories behind, without a backfill call', async () => {
+  it('embeds a single write before it answers, and a bulk write behind, without a backfill call', async () => {
     const p = await h.project();
-    const m = (await create(p, { content: 'Embedded automatically after the write' })).json();
-    expect(m.hasEmbedding).toBe(false);
-    await expect
-      .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${m.id}`)).json().hasEmbedding, { timeout: 20_000, interval: 250 })
-      .toBe(true);
+    const m = (await create(p, { content: 'Embedded before the write answers' })).json();
+    expect(m.hasEmbedding).toBe(true);
+    expect((await h.call('GET', p.projectId, `/admin/memory/${m.id}`)).json().hasEmbedding).toBe(true);
+    const bulk = await h.apis.memory.saveMany(p.projectId, Array.from({ length: 10 }, (_, i) => ({ content: `Bulk memory number ${i}` })));
+    expect(bulk.every((r) => !r.memory.hasEmbedding)).toBe(true);
+    for (const { memory } of bulk) {
+      await expect
+        .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${memory.id}`)).json().hasEmbedding, { timeout: 20_000, interval: 250 })
+        .toBe(true);
+    }
   });
 
   describe('isolation and permissions', () => {

@@ -84,7 +84,8 @@ export class MemoryCuration {
       if (!partitionIds.has(key)) partitionIds.set(key, partitionIds.size);
       return partitionIds.get(key)!;
     });
-    const roots = await this.pool.run('dedup', { dimensions, vectors, partitions, threshold }, [vectors.buffer as ArrayBuffer, partitions.buffer as ArrayBuffer]);
+    const texts = candidates.map((c) => c.content);
+    const roots = await this.pool.run('dedup', { dimensions, vectors, texts, partitions, threshold }, [vectors.buffer as ArrayBuffer, partitions.buffer as ArrayBuffer]);
 
     const groups = new Map<number, DedupCandidate[]>();
     roots.forEach((root, i) => {

@@ -4,6 +4,7 @@ import type { Queryable } from '../../platform/db.js';
 
 export interface DedupCandidate {
   id: string;
+  content: string;
   vector: Float32Array;
   scope: string;
   subjectKey: string;
@@ -22,6 +23,7 @@ export async function loadDedupCandidates(
 ): Promise<DedupCandidate[]> {
   const result = await db.query<{
     id: string;
+    content: string;
     embedding: string;
     scope: string;
     subject_key: string;
@@ -30,7 +32,7 @@ export async function loadDedupCandidates(
     confidence: number;
     touched_at: Date;
   }>(
-    `SELECT id, embedding::text AS embedding, scope, coalesce(subject_kind, '') || '/' || coalesce(subject_external_id, '') AS subject_key,
+    `SELECT id, content, embedding::text AS embedding, scope, coalesce(subject_kind, '') || '/' || coalesce(subject_external_id, '') AS subject_key,
             status, importance, confidence, greatest(valid_from, coalesce(last_accessed_at, valid_from)) AS touched_at
        FROM memories
       WHERE project_id = $1 AND status IN ('pending', 'confirmed') AND embedding IS NOT NULL
@@ -41,6 +43,7 @@ export async function loadDedupCandidates(
   );
   return result.rows.map((r) => ({
     id: r.id,
+    content: r.content,
     vector: Float32Array.from(pgvector.fromSql(r.embedding) as number[]),
     scope: r.scope,
     subjectKey: r.subject_key,

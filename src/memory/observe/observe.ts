@@ -6,8 +6,9 @@ import type { Config } from '../../config.js';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
+import { lexicalSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
 import { extractCandidates } from '../extract/extract.js';
-import { findSlotHolders } from '../store.js';
+import { findSlotHolders, findWordNeighbours } from '../store.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
 import type { MemoryService } from '../service.js';
 
@@ -40,6 +41,9 @@ export interface ObserveResult {
   queued?: { jobId: string };
 }
 
+/** Memories sharing a word with a statement that are checked for being its repeat, at most. */
+const REPEAT_NEIGHBOURS = 50;
+
 /** The job that extracts a queued turn (the async buffer). */
 export type ObserveJobs = {
   'memory.observe': { payload: { projectId: string; input: Omit<ObserveInput, 'occurredAt'> & { occurredAt: string } }; result: { saved: number } };
@@ -69,11 +73,13 @@ export class MemoryObserver {
   async extractAndSave(projectId: string, input: ObserveInput, now = new Date()): Promise<ObserveResult> {
     const occurredAt = input.occurredAt ?? now;
     const role = input.role ?? 'user';
-    const { candidates, candidateCount } = extractCandidates(input.text, { role, now: occurredAt });
-    if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
-
+    const extracted = extractCandidates(input.text, { role, now: occurredAt });
+    const { candidateCount } = extracted;
     const subject = input.subject ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
     const scope = input.scope ?? 'project';
+    const candidates = await this.withoutRepeats(projectId, extracted.candidates, scope, subject);
+    if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
+
     const results = await this.memory.saveMany(
       projectId,
       candidates.map((c) => ({
@@ -122,6 +128,24 @@ export class MemoryObserver {
       }
     }
     return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
+  }
+
+  /**
+   * Drops statements already known in other words: a live memory of the same scope and subject
+   * with the same words (articles, punctuation, case, contractions, inflection and phrase order
+   * aside; near-duplicate.ts). Exact repeats are caught again by the content hash on save.
+   */
+  private async withoutRepeats<C extends { content: string }>(projectId: string, candidates: readonly C[], scope: MemoryScope, subject: Subject | undefined): Promise<C[]> {
+    const kept: C[] = [];
+    for (const candidate of candidates) {
+      const words = normaliseText(candidate.content);
+      const neighbours = await findWordNeighbours(this.db, projectId, { text: candidate.content, scope, subject, limit: REPEAT_NEIGHBOURS });
+      const repeat = neighbours.some((n) => lexicalSimilarity(words, normaliseText(n.content)) === 1);
+      // A repeat within the same turn is dropped too.
+      const said = kept.some((k) => lexicalSimilarity(words, normaliseText(k.content)) === 1);
+      if (!repeat && !said) kept.push(candidate);
+    }
+    return kept;
   }
 }
 

@@ -1,16 +1,18 @@
-// Hybrid search: vector and full-text candidates, fused into one relevance, blended with recency
-// and importance (ranking.ts), filtered by scope, type, subject, status and category, optionally as
-// of an instant. Every hit carries its score and the parts it is made of.
+// Hybrid search: vector candidates and lexical candidates (the query's rarest terms, scored by
+// BM25), fused by reciprocal rank into one relevance, blended with recency and importance
+// (ranking.ts), filtered by scope, type, subject, status and category, optionally as of an instant.
+// Every hit carries its score and the parts it is made of.
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingsApi } from '../../embeddings/index.js';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import { AppError } from '../../platform/errors.js';
-import { explainScore, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
-import { searchCandidates } from './store.js';
 import { countEmbedded, type MemoryFilter } from '../store.js';
+import { anyOf, candidateTerms, weightTerms } from './bm25.js';
+import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
+import { queryTerms, searchCandidates } from './store.js';
 
 const MAX_CANDIDATES = 200;
 
@@ -76,27 +78,34 @@ export class MemorySearch {
       asOf: input.asOf,
       liveOnly: input.status === undefined && input.asOf === undefined,
     };
-    const [vector, embeddedRows] = await Promise.all([this.queryVector(input.query), this.embeddedRows(projectId)]);
+    const [vector, embeddedRows, { terms, corpus }] = await Promise.all([
+      this.queryVector(input.query),
+      this.embeddedRows(projectId),
+      queryTerms(this.db, projectId, input.query),
+    ]);
     const candidates = await searchCandidates(this.db, {
       projectId,
       filter,
       vector,
-      text: input.query,
+      lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms)), avgLength: corpus.avgLength },
       k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
       exact: embeddedRows <= this.exactScanMaxRows,
     });
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
+    const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, bm25: c.bm25 })));
     const hits = candidates.map((c): SearchHit => {
+      const { relevance, lexical, vectorRank, textRank } = fused.get(c.memory.id)!;
       const lastTouched = Math.max(Date.parse(c.memory.validFrom), c.memory.lastAccessedAt ? Date.parse(c.memory.lastAccessedAt) : 0);
       const parts = scoreParts({
+        relevance,
         cosine: c.cosine,
-        lexical: c.lexical,
+        lexical,
         ageDays: (now.getTime() - lastTouched) / 86_400_000,
         importance: c.memory.importance,
         graph: bonus?.get(c.memory.id) ?? 0,
       });
       const score = totalScore(parts);
-      return { memory: c.memory, score, parts: { ...parts, vectorRank: c.vectorRank, textRank: c.textRank }, explanation: explainScore(parts, score) };
+      return { memory: c.memory, score, parts: { ...parts, vectorRank, textRank }, explanation: explainScore(parts, score, { vectorRank, textRank }) };
     });
     return hits
       .filter((hit) => hit.score >= (input.minScore ?? 0))

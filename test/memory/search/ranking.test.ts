@@ -1,16 +1,85 @@
+// Ranking: the fusion of cosine and BM25 into relevance (properties and a worked example), and the
+// blend of relevance with recency and importance.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { explainScore, RANKING, scoreParts, totalScore, type RankInput } from '../../../src/memory/search/ranking.js';
+import { explainScore, fuse, RANKING, scoreParts, totalScore, type FusionInput, type RankInput } from '../../../src/memory/search/ranking.js';
 
 const input = fc.record({
+  relevance: fc.double({ min: 0, max: 1, noNaN: true }),
   cosine: fc.option(fc.double({ min: -1, max: 1, noNaN: true }), { nil: null }),
-  lexical: fc.double({ min: 0, max: 0.999, noNaN: true }),
+  lexical: fc.double({ min: 0, max: 1, noNaN: true }),
   ageDays: fc.double({ min: 0, max: 3650, noNaN: true }),
   importance: fc.double({ min: 0, max: 10, noNaN: true }),
   graph: fc.double({ min: 0, max: 1, noNaN: true }),
 }) as fc.Arbitrary<RankInput>;
 
-describe('ranking', () => {
+/** Candidates with distinct ids, cosines in [0, 1] (or none) and BM25 scores in [0, 20]. */
+const candidates = fc.uniqueArray(
+  fc.record({
+    id: fc.string({ minLength: 1, maxLength: 6 }),
+    cosine: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }),
+    bm25: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 20, noNaN: true })),
+  }),
+  { minLength: 1, maxLength: 12, selector: (c) => c.id },
+);
+
+const order = (fused: ReturnType<typeof fuse>, ids: readonly string[]) =>
+  [...ids].sort((a, b) => fused.get(b)!.relevance - fused.get(a)!.relevance || (a < b ? -1 : 1));
+
+describe('fusion', () => {
+  it('puts a memory first by both cosine and BM25 first', () => {
+    fc.assert(
+      fc.property(candidates, (cs) => {
+        const best: FusionInput = { id: '~best', cosine: Math.max(0, ...cs.map((c) => c.cosine ?? 0)) + 0.01, bm25: Math.max(0, ...cs.map((c) => c.bm25)) + 0.01 };
+        const fused = fuse([...cs, best]);
+        for (const c of cs) expect(fused.get('~best')!.relevance).toBeGreaterThan(fused.get(c.id)!.relevance);
+      }),
+    );
+  });
+
+  it('never changes the order of the others when an irrelevant memory is added', () => {
+    fc.assert(
+      fc.property(candidates, fc.double({ min: 0, max: 1, noNaN: true }), (cs, fraction) => {
+        const ids = cs.map((c) => c.id);
+        const before = order(fuse(cs), ids);
+        // Worse than everyone on both counts.
+        const worst: FusionInput = { id: '~worst', cosine: Math.min(...cs.map((c) => c.cosine ?? 0)) * fraction, bm25: Math.min(...cs.map((c) => c.bm25)) * fraction };
+        const after = fuse([...cs, worst]);
+        expect(order(after, ids)).toEqual(before);
+        for (const id of ids) expect(after.get(id)!.relevance).toBeCloseTo(fuse(cs).get(id)!.relevance, 12);
+      }),
+    );
+  });
+
+  it('keeps relevance and the normalised BM25 in [0, 1], and ranks the lists', () => {
+    fc.assert(
+      fc.property(candidates, (cs) => {
+        const fused = fuse(cs);
+        for (const c of cs) {
+          const f = fused.get(c.id)!;
+          expect(f.relevance >= 0 && f.relevance <= 1).toBe(true);
+          expect(f.lexical >= 0 && f.lexical <= 1).toBe(true);
+          expect(f.vectorRank === null).toBe(c.cosine === null);
+          expect(f.textRank === null).toBe(c.bm25 === 0);
+        }
+      }),
+    );
+  });
+
+  it('blends 0.7 cosine and 0.3 BM25 over the best BM25 (worked example)', () => {
+    const fused = fuse([
+      { id: 'a', cosine: 0.6, bm25: 2 },
+      { id: 'b', cosine: 0.8, bm25: 0.5 },
+      { id: 'c', cosine: null, bm25: 1 },
+    ]);
+    // a: 0.7 x 0.6 + 0.3 x 1 = 0.72; b: 0.7 x 0.8 + 0.3 x 0.25 = 0.635; c: 0.3 x 0.5 = 0.15
+    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.72, 12), vectorRank: 2, textRank: 1, lexical: 1 });
+    expect(fused.get('b')).toEqual({ relevance: expect.closeTo(0.635, 12), vectorRank: 1, textRank: 3, lexical: 0.25 });
+    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.15, 12), vectorRank: null, textRank: 2, lexical: 0.5 });
+  });
+});
+
+describe('the score', () => {
   it('keeps every part and the score in range', () => {
     fc.assert(
       fc.property(input, (i) => {
@@ -23,11 +92,11 @@ describe('ranking', () => {
     );
   });
 
-  it('never ranks a less similar memory above a more similar one when all else is equal', () => {
+  it('never ranks a less relevant memory above a more relevant one when all else is equal', () => {
     fc.assert(
       fc.property(input, fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (i, a, b) => {
         const [lo, hi] = a < b ? [a, b] : [b, a];
-        expect(totalScore(scoreParts({ ...i, cosine: hi }))).toBeGreaterThanOrEqual(totalScore(scoreParts({ ...i, cosine: lo })));
+        expect(totalScore(scoreParts({ ...i, relevance: hi }))).toBeGreaterThanOrEqual(totalScore(scoreParts({ ...i, relevance: lo })));
       }),
     );
   });
@@ -41,26 +110,39 @@ describe('ranking', () => {
     );
   });
 
-  it('halves recency every 30 days (worked example)', () => {
-    expect(scoreParts({ cosine: 0, lexical: 0, ageDays: 0, importance: 0 }).recency).toBe(1);
-    expect(scoreParts({ cosine: 0, lexical: 0, ageDays: 30, importance: 0 }).recency).toBeCloseTo(0.5, 12);
-    expect(scoreParts({ cosine: 0, lexical: 0, ageDays: 60, importance: 0 }).recency).toBeCloseTo(0.25, 12);
-  });
-
-  it('scores a worked example exactly and explains it', () => {
-    // relevance = 0.8 x 0.6 + 0.2 x 0.5 = 0.58; score = 0.75 x 0.58 + 0.1 x 0.5 + 0.15 x 0.8 = 0.605
-    const parts = scoreParts({ cosine: 0.6, lexical: 0.5, ageDays: 30, importance: 8 });
-    expect(parts.relevance).toBeCloseTo(0.58, 12);
-    expect(totalScore(parts)).toBeCloseTo(0.605, 12);
-    expect(explainScore(parts, totalScore(parts))).toBe(
-      'score 0.605 = 0.75 x relevance 0.580 (semantic 0.600, full text 0.500) + 0.1 x recency 0.500 + 0.15 x importance 0.800',
+  it('lets an old, relevant memory win over a fresh, irrelevant one', () => {
+    const fused = fuse([
+      { id: 'old', cosine: 0.55, bm25: 3.2 },
+      { id: 'fresh', cosine: 0.2, bm25: 0 },
+    ]);
+    const score = (id: string, ageDays: number) => totalScore(scoreParts({ ...fused.get(id)!, cosine: null, ageDays, importance: 5 }));
+    expect(score('old', 5 * 365)).toBeGreaterThan(score('fresh', 0));
+    // Even an unimportant old one against a fresh one of the highest importance.
+    expect(totalScore(scoreParts({ ...fused.get('old')!, cosine: null, ageDays: 5 * 365, importance: 0 }))).toBeGreaterThan(
+      totalScore(scoreParts({ ...fused.get('fresh')!, cosine: null, ageDays: 0, importance: 10 })),
     );
   });
 
-  it('falls back to full text alone for a memory without an embedding', () => {
-    const parts = scoreParts({ cosine: null, lexical: 0.4, ageDays: 0, importance: 0 });
+  it('halves recency every 30 days (worked example)', () => {
+    const at = (ageDays: number) => scoreParts({ relevance: 0, cosine: 0, lexical: 0, ageDays, importance: 0 }).recency;
+    expect(at(0)).toBe(1);
+    expect(at(30)).toBeCloseTo(0.5, 12);
+    expect(at(60)).toBeCloseTo(0.25, 12);
+  });
+
+  it('scores a worked example exactly and explains it', () => {
+    // 0.85 x 0.72 + 0.05 x 0.5 + 0.1 x 0.8 = 0.717
+    const parts = scoreParts({ relevance: 0.72, cosine: 0.6, lexical: 1, ageDays: 30, importance: 8 });
+    expect(totalScore(parts)).toBeCloseTo(0.717, 12);
+    expect(explainScore(parts, totalScore(parts), { vectorRank: 2, textRank: 1 })).toBe(
+      'score 0.717 = 0.85 x relevance 0.720 (0.7 x cosine 0.600 #2 + 0.3 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
+    );
+  });
+
+  it('explains a memory without an embedding, or without a query word', () => {
+    const parts = scoreParts({ relevance: 0.15, cosine: null, lexical: 0.5, ageDays: 0, importance: 0 });
     expect(parts.semantic).toBeNull();
-    expect(parts.relevance).toBeCloseTo(0.4, 12);
-    expect(explainScore(parts, totalScore(parts))).toMatch(/no embedding yet/);
+    expect(explainScore(parts, totalScore(parts), { vectorRank: null, textRank: 2 })).toMatch(/0\.7 x no embedding yet \+ 0\.3 x words 0\.500 #2/);
+    expect(explainScore(parts, totalScore(parts), { vectorRank: 1, textRank: null })).toMatch(/0\.3 x no query word/);
   });
 });

@@ -1,0 +1,148 @@
+// BM25: worked examples with hand-computed scores (pure and in SQL), the choice of lexical
+// candidate terms, and the term statistics staying exact through every write (a property test
+// against a recount).
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anyOf, BM25, bm25Score, candidateTerms, idf, weightTerms } from '../../../src/memory/search/bm25.js';
+import { queryTerms, searchCandidates } from '../../../src/memory/search/store.js';
+import { createHarness, type Harness } from '../../helpers/harness.js';
+
+describe('BM25, pure', () => {
+  it('weighs a term by inverse document frequency (worked example)', () => {
+    // ln(1 + (3 - 2 + 0.5) / (2 + 0.5)) = ln(1.6)
+    expect(idf(2, 3)).toBeCloseTo(Math.log(1.6), 12);
+    expect(idf(3, 3)).toBeGreaterThan(0); // never negative, even for a term in every memory
+    expect(idf(1, 1000)).toBeGreaterThan(idf(10, 1000));
+  });
+
+  it('scores a worked example by hand', () => {
+    // Three memories, |d| in characters: d1 'apple banana' (12), d2 'apple apple cherry' (18), d3 'banana split dessert' (20); avgdl = 50/3.
+    const corpus = { documents: 3, avgLength: 50 / 3 };
+    const terms = weightTerms([{ lexeme: 'appl', df: 2 }], corpus);
+    // d1: tf 1: norm = 1.2 x (0.1 + 0.9 x 12 / (50/3)) = 0.8976; score = ln(1.6) x 2.2 / 1.8976 = 0.544903
+    expect(bm25Score(terms, new Map([['appl', 1]]), 12, corpus)).toBeCloseTo((Math.log(1.6) * 2.2) / (1 + 1.2 * (0.1 + (0.9 * 12) / (50 / 3))), 12);
+    expect(bm25Score(terms, new Map([['appl', 1]]), 12, corpus)).toBeCloseTo(0.544903, 5);
+    // d2: tf 2: norm = 1.2 x (0.1 + 0.9 x 18 / (50/3)) = 1.2864; score = ln(1.6) x 2 x 2.2 / 3.2864 = 0.629265
+    expect(bm25Score(terms, new Map([['appl', 2]]), 18, corpus)).toBeCloseTo(0.629265, 5);
+    expect(bm25Score(terms, new Map([['banana', 1]]), 20, corpus)).toBe(0);
+  });
+
+  it('saturates term frequency and prefers the shorter of two equal matches', () => {
+    const corpus = { documents: 100, avgLength: 10 };
+    const terms = weightTerms([{ lexeme: 'x', df: 5 }], corpus);
+    const score = (tf: number, length: number) => bm25Score(terms, new Map([['x', tf]]), length, corpus);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 200 }), (tf, length) => {
+        expect(score(tf + 1, length)).toBeGreaterThan(score(tf, length));
+        expect(score(tf + 1, length) - score(tf, length)).toBeLessThan(idf(5, 100) * (BM25.k1 + 1));
+        expect(score(tf, length)).toBeGreaterThanOrEqual(score(tf, length + 1));
+      }),
+    );
+  });
+
+  it('takes the rarest terms as candidates while their matches stay within the budget, and always one', () => {
+    const terms = [
+      { lexeme: 'common', df: 900 },
+      { lexeme: 'rare', df: 3 },
+      { lexeme: 'middling', df: 150 },
+      { lexeme: 'absent', df: 0 },
+    ];
+    expect(candidateTerms(terms, 200)).toEqual(['rare', 'middling']);
+    expect(candidateTerms(terms, 100)).toEqual(['rare']);
+    expect(candidateTerms([{ lexeme: 'common', df: 900 }], 100)).toEqual(['common']);
+    expect(candidateTerms([{ lexeme: 'absent', df: 0 }], 100)).toEqual([]);
+  });
+
+  it('quotes lexemes for tsquery so none is parsed again', () => {
+    expect(anyOf(['appl', "o'neil", 'back\\slash'])).toBe("'appl' | 'o''neil' | 'back\\\\slash'");
+  });
+});
+
+describe('BM25 in SQL, and the term statistics', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h?.close());
+
+  it('computes the worked example in the database as by hand', async () => {
+    const { projectId } = await h.project();
+    await h.apis.memory.saveMany(projectId, [{ content: 'apple banana' }, { content: 'apple apple cherry' }, { content: 'banana split dessert' }]);
+    const { terms, corpus } = await queryTerms(h.db, projectId, 'apples');
+    expect(terms).toEqual([{ lexeme: 'appl', df: 2 }]);
+    expect(corpus.documents).toBe(3);
+    expect(corpus.avgLength).toBeCloseTo(50 / 3, 12);
+    const candidates = await searchCandidates(h.db, {
+      projectId,
+      filter: { liveOnly: true },
+      lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms)), avgLength: corpus.avgLength },
+      k: 10,
+      exact: true,
+    });
+    const byContent = new Map(candidates.map((c) => [c.memory.content, c]));
+    expect(byContent.get('apple apple cherry')).toMatchObject({ textRank: 1 });
+    expect(byContent.get('apple apple cherry')!.bm25).toBeCloseTo(0.629265, 5);
+    expect(byContent.get('apple banana')).toMatchObject({ textRank: 2 });
+    expect(byContent.get('apple banana')!.bm25).toBeCloseTo(0.544903, 5);
+    expect(byContent.has('banana split dessert')).toBe(false);
+  });
+
+  it('keeps df and the corpus exact through inserts, edits, supersedes, deletes and a project delete', async () => {
+    const words = ['apple', 'banana', 'cherry', 'lives', 'living', 'Porto', 'Lisbon', 'works', 'remotely', 'teal', 'colour', 'order'];
+    const text = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }).map((w) => w.join(' '));
+    type Op =
+      | { kind: 'insert'; texts: string[] }
+      | { kind: 'edit'; at: number; text: string }
+      | { kind: 'supersede'; at: number }
+      | { kind: 'delete'; at: number };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant('insert' as const), texts: fc.array(text, { minLength: 1, maxLength: 5 }) }),
+      fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), text }),
+      fc.record({ kind: fc.constant('supersede' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 8 }), async (ops) => {
+        const { projectId } = await h.project();
+        const ids: string[] = [];
+        const pick = (at: number) => ids[at % ids.length];
+        for (const o of ops) {
+          if (o.kind === 'insert') {
+            const saved = await h.apis.memory.saveMany(projectId, o.texts.map((content) => ({ content })));
+            for (const r of saved) if (r.created) ids.push(r.memory.id);
+          } else if (ids.length > 0) {
+            const id = pick(o.at)!;
+            if (o.kind === 'edit') await h.call('PATCH', projectId, `/admin/memory/${id}`, { body: { content: o.text } });
+            else if (o.kind === 'supersede' && ids.length > 1) await h.apis.memory.supersede(projectId, [id], ids.find((x) => x !== id)!);
+            else if (o.kind === 'delete') {
+              await h.call('DELETE', projectId, `/admin/memory/${id}`);
+              ids.splice(ids.indexOf(id), 1);
+            }
+          }
+          expect(await statistics(h, projectId)).toEqual(await recount(h, projectId));
+        }
+        await h.db.query('DELETE FROM projects WHERE id = $1', [projectId]);
+        expect(await statistics(h, projectId)).toEqual({ terms: [], corpus: [] });
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
+
+async function statistics(h: Harness, projectId: string) {
+  const terms = await h.db.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM memory_terms WHERE project_id = $1 ORDER BY lexeme', [projectId]);
+  const corpus = await h.db.query<{ documents: string; characters: string }>('SELECT documents::text, characters::text FROM memory_corpus WHERE project_id = $1', [projectId]);
+  return { terms: terms.rows, corpus: corpus.rows };
+}
+
+async function recount(h: Harness, projectId: string) {
+  const terms = await h.db.query<{ lexeme: string; df: number }>(
+    `SELECT l AS lexeme, count(*)::int AS df FROM memories m, unnest(tsvector_to_array(m.fts)) l WHERE m.project_id = $1 GROUP BY l ORDER BY l`,
+    [projectId],
+  );
+  const corpus = await h.db.query<{ documents: string; characters: string }>(
+    `SELECT count(*)::text AS documents, sum(char_length(content))::text AS characters FROM memories WHERE project_id = $1 HAVING count(*) > 0`,
+    [projectId],
+  );
+  return { terms: terms.rows, corpus: corpus.rows };
+}
