@@ -15,8 +15,7 @@
 // (the first N conversations only), BENCH_QUESTIONS (the first N questions with evidence only),
 // BENCH_SKIP_PGLITE=1 (Postgres only), DATABASE_URL (a throwaway lattice_bench_* database on that
 // server), REDIS_URL (BullMQ under a throwaway prefix). Service settings (SEARCH_EXACT_SCAN_MAX_ROWS,
-// POOL_MAX_THREADS, ...) are read as the service reads them, except that JOB_TIMEOUT_MS defaults to
-// 600000 (10 minutes) here.
+// POOL_MAX_THREADS, ...) are read as the service reads them.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -24,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { SaveInput } from '../src/memory/index.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
-import { configFor, markdownTable, ms, progress, runBench, summarise, withPgliteContext, withPostgresContext, type Summary } from './support.js';
+import { configFor, markdownTable, ms, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext, type Summary } from './support.js';
 
 const optionalPositiveInt = (key: string): number | undefined => {
   const raw = process.env[key];
@@ -40,16 +39,12 @@ const MAX_QUESTIONS = optionalPositiveInt('BENCH_QUESTIONS');
 const PROJECT = 'retrieval';
 const SEARCH_LIMIT = 10;
 const SAVE_BATCH = 500;
-const BACKFILL_BATCH = 1000;
-const EMBED_PROGRESS_MS = 15_000;
+const EMBED_PROGRESS_MS = 5_000;
 /** The API refuses longer content; the baseline sees the same truncated text. */
 const MAX_CONTENT = 20_000;
 /** For messages with no date of their own, so validFrom is still in the past and in order. */
 const FALLBACK_DATE = Date.UTC(2024, 0, 1);
 
-// A backfill of 1,000 long messages takes minutes on a small machine, past the 30 s the service gives
-// an awaited job; the contexts read this when they load their settings.
-process.env.JOB_TIMEOUT_MS ??= '600000';
 
 const log = createLogger('warn');
 
@@ -300,25 +295,14 @@ async function runLattice(ctx: Lattice, setup: string, corpus: Corpus, notes: st
   }
   const saveMs = performance.now() - saveStart;
 
-  // 2. Embed everything before searching (the drain jobs the writes scheduled may take part).
+  // 2. Embed everything before searching: the writes scheduled embedding jobs, so wait for them
+  // (a backfill call beside them would embed the same rows twice).
   const embedStart = performance.now();
-  const reportEmbedded = async () => {
-    const { rows } = await ctx.runtime.db.query<{ embedded: number; total: number }>(
-      'SELECT count(embedding)::int AS embedded, count(*)::int AS total FROM memories WHERE project_id = $1',
-      [PROJECT],
-    );
-    progress(`[${setup}] embedding ${thousands(rows[0]!.embedded)}/${thousands(rows[0]!.total)} (${seconds(performance.now() - embedStart)})`);
-  };
-  // One backfill call of long messages runs for minutes: report during it too.
-  const ticker = setInterval(() => void reportEmbedded().catch(() => {}), EMBED_PROGRESS_MS);
-  try {
-    for (;;) {
-      const { embedded } = await memory.backfillEmbeddings(PROJECT, BACKFILL_BATCH);
-      await reportEmbedded();
-      if (embedded === 0) break;
-    }
-  } finally {
-    clearInterval(ticker);
+  for (;;) {
+    const { embedding } = await memory.stats(PROJECT);
+    progress(`[${setup}] embedding ${thousands(embedding.embedded)}/${thousands(embedding.total)} (${seconds(performance.now() - embedStart)})`);
+    if (embedding.embedded === embedding.total) break;
+    await sleep(EMBED_PROGRESS_MS);
   }
   const embedMs = performance.now() - embedStart;
 
@@ -427,7 +411,7 @@ async function main(): Promise<void> {
       `\nRetrieval benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}; ${DATA_FILE} (${corpus.source}): ` +
         `${corpus.conversations.length} conversations, ${thousands(corpus.messageCount)} messages, ${corpus.questionCount} questions ` +
         `(${corpus.withoutEvidence} without evidence, skipped; ${corpus.questions.length} searched); search limit ${SEARCH_LIMIT}, ` +
-        `embedding model ${config.embeddingModel}, ${config.poolMaxThreads} pool thread(s), JOB_TIMEOUT_MS=${config.jobTimeoutMs}.\n`,
+        `embedding model ${config.embeddingModel}, ${config.poolMaxThreads} pool thread(s).\n`,
     );
     const extra = [
       `${corpus.truncated} message(s) longer than ${thousands(MAX_CONTENT)} characters were truncated to it (for both systems).`,

@@ -148,3 +148,20 @@ export function createEmbedder(config: Config, pool: WorkerPool): Embedder {
     config.modelGatewayTimeoutMs,
   );
 }
+
+/**
+ * Vectors within `budgetMs`, or undefined: when the embedder has no capacity free now, when it
+ * does not answer in time (the work may still finish, unused), or when it fails.
+ */
+export async function embedWithin(embedder: Embedder, texts: readonly string[], budgetMs: number): Promise<Float32Array[] | undefined> {
+  if (texts.length === 0 || !embedder.ready) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), budgetMs);
+  });
+  try {
+    return await Promise.race([embedder.embed(texts).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

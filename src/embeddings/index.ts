@@ -3,7 +3,7 @@
 import type { DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import { ensureEmbeddingDimension } from './dimension.js';
-import { createEmbedder, QueryEmbedder, type Embedder } from './embedder.js';
+import { createEmbedder, embedWithin, QueryEmbedder } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
 
@@ -37,17 +37,4 @@ export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | '
       embedNow: (texts, budgetMs) => embedWithin(embedder, texts, budgetMs),
     },
   };
-}
-
-async function embedWithin(embedder: Embedder, texts: readonly string[], budgetMs: number): Promise<Float32Array[] | undefined> {
-  if (texts.length === 0 || !embedder.ready) return undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), budgetMs);
-  });
-  try {
-    return await Promise.race([embedder.embed(texts).catch(() => undefined), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

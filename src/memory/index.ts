@@ -25,7 +25,7 @@ export type { SaveInput, SaveResult } from './service.js';
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
 
-export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list' | 'recall' | 'supersede' | 'backfillEmbeddings'> &
+export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
@@ -51,7 +51,7 @@ export function createMemoryModule(
   return {
     name: 'memory',
     api: {
-      ...bindMethods(memory, ['save', 'saveMany', 'get', 'list', 'recall', 'supersede', 'backfillEmbeddings']),
+      ...bindMethods(memory, ['save', 'saveMany', 'get', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
       ...bindMethods(search, ['search', 'setGraphBonus']),
       ...bindMethods(observer, ['observe']),
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),

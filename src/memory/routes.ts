@@ -118,7 +118,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
         summary: 'Create a memory in any scope',
         description:
           'Saves the content verbatim (default type fact, scope project, status confirmed, importance 5, confidence 1). ' +
-          'Idempotent: if a live memory with the same scope, type, subject and normalised content exists (or the given id exists), it is answered with 200 instead of 201. The embedding is computed behind, by a job.',
+          'Idempotent: if a live memory with the same scope, type, subject and normalised content exists (or the given id exists), it is answered with 200 instead of 201. The memory is embedded before the write answers (within 250 ms, and only when a worker thread is free; otherwise a job embeds it a moment later), so a search right after finds it by meaning.',
         body: CreateMemoryBodySchema,
         response: { 200: Type.Ref('Memory'), 201: Type.Ref('Memory') },
       },

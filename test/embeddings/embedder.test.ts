@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayEmbedder, LocalEmbedder, QueryEmbedder, type Embedder } from '../../src/embeddings/embedder.js';
+import { embedWithin, GatewayEmbedder, LocalEmbedder, QueryEmbedder, type Embedder } from '../../src/embeddings/embedder.js';
 import { DependencyUnavailableError } from '../../src/platform/errors.js';
 import { WorkerPool } from '../../src/platform/pool.js';
 import { projectRoot } from '../../src/platform/project-root.js';
@@ -106,6 +106,45 @@ const CAN_UNSHARE = spawnSync('unshare', ['--net', 'true']).status === 0;
 const OFFLINE_TITLE = CAN_UNSHARE
   ? 'works with the network disabled'
   : 'works with the network disabled (skipped: `unshare --net true` fails on this machine; it needs root or user namespaces)';
+
+describe('embedWithin: an embedding for a write that waits for it', () => {
+  const pool = new WorkerPool({ maxThreads: 1, maxQueue: 64, taskTimeoutMs: 60_000 });
+  afterAll(() => pool.destroy());
+  const fake = (ready: boolean, delayMs: number, fail = false): Embedder => ({
+    model: 'fake',
+    dimensions: 1,
+    ready,
+    embed: (texts) =>
+      new Promise((resolve, reject) => setTimeout(() => (fail ? reject(new Error('down')) : resolve(texts.map(() => Float32Array.of(1)))), delayMs)),
+  });
+
+  it('answers the vectors when the embedder is free and quick', async () => {
+    const local = new LocalEmbedder(pool);
+    await local.embed(['warm the thread up']);
+    const vectors = await embedWithin(local, [OAT], 5_000);
+    expect(vectors).toHaveLength(1);
+    expect(Array.from(vectors![0]!)).toEqual(Array.from((await local.embed([OAT]))[0]!));
+  });
+
+  it('does not even ask when no pool thread is free', async () => {
+    const local = new LocalEmbedder(pool);
+    const busy = pool.run('embed', { texts: Array.from({ length: 200 }, (_, i) => `keeps the only thread busy ${i}`) });
+    expect(local.ready).toBe(false);
+    await busy;
+    expect(local.ready).toBe(true);
+    let asked = 0;
+    const notReady: Embedder = { ...fake(false, 1), embed: async (texts) => (asked++, texts.map(() => Float32Array.of(1))) };
+    expect(await embedWithin(notReady, ['x'], 5_000)).toBeUndefined();
+    expect(asked).toBe(0);
+  });
+
+  it('answers undefined past the budget, and when the embedder fails', async () => {
+    expect(await embedWithin(fake(true, 200), ['x'], 20)).toBeUndefined();
+    expect(await embedWithin(fake(true, 1, true), ['x'], 1_000)).toBeUndefined();
+    expect(await embedWithin(fake(true, 1), ['x'], 1_000)).toEqual([Float32Array.of(1)]);
+    expect(await embedWithin(fake(true, 1), [], 1_000)).toBeUndefined();
+  });
+});
 
 describe('the local embedder offline', () => {
   it.skipIf(!CAN_UNSHARE)(OFFLINE_TITLE, async () => {

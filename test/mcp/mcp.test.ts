@@ -120,6 +120,14 @@ describe('MCP endpoint', () => {
     expect(raw.status).toBe(404);
   });
 
+  it('finds what memory_save stored by its meaning in the very next memory_search', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const saved = await call(client, 'memory_save', { content: 'Favourite colour is teal', type: 'preference', scope: 'user', userId: 'rw1' });
+    expect(saved.body).toMatchObject({ created: true, hasEmbedding: true });
+    const found = await call(client, 'memory_search', { query: 'what shade do they like best', userId: 'rw1', limit: 5 });
+    expect(found.body.map((hit: { id: string }) => hit.id)).toContain(saved.body.id);
+  });
+
   it('audits each tool call that touches subject data, as the REST route would', async () => {
     const records: AuditRecord[] = [];
     h.apis.tenancy.onAudit((record) => void records.push(record));

@@ -8,7 +8,16 @@ import { ConsolidateResultSchema, DedupResultSchema } from './schemas.js';
 const WRITE = { permission: 'WRITE_MEMORY' } as const;
 const tags = ['memory'];
 
-const threshold = Type.Number({ minimum: 0.5, maximum: 1, default: DEDUP_DEFAULTS.threshold, description: 'Cosine similarity at or above which two memories are duplicates' });
+const threshold = Type.Number({
+  minimum: 0.5,
+  maximum: 1,
+  default: DEDUP_DEFAULTS.threshold,
+  description:
+    'Near-duplicate similarity at or above which two memories are duplicates: 0.75 x words + 0.25 x cosine, where words is the cubed overlap of their normalised words ' +
+    '(case, punctuation, articles and other function words, contractions and inflection aside; negations and numbers count), halved when the shared words swap roles ' +
+    '("tea over coffee" / "coffee over tea"). At the default 0.92 two memories group only when they say the same words in an equivalent order and their cosine is at least 0.68: ' +
+    'one differing word ("Porto" / "Lisbon", "2" / "3", "not") keeps them apart.',
+});
 
 export const curationRoutes: FastifyPluginAsyncTypebox<{ curation: MemoryCuration }> = async (app, { curation }) => {
   app.post(
@@ -19,7 +28,7 @@ export const curationRoutes: FastifyPluginAsyncTypebox<{ curation: MemoryCuratio
         tags,
         summary: 'Supersede near-duplicate memories, keeping the strongest of each group',
         description:
-          'Groups live, embedded memories of the same scope and subject whose cosine similarity reaches `threshold` (single linkage), in the worker pool. ' +
+          'Groups live, embedded memories of the same scope and subject whose near-duplicate similarity reaches `threshold` (single linkage), in the worker pool. ' +
           'In each group the strongest is kept (confirmed over pending, then importance, confidence, most recently true or recalled, oldest id) and the rest are marked superseded by it. ' +
           'Nothing is deleted, and validTo is left alone (a duplicate was as true as its twin). Memories not yet embedded are not considered.',
         body: Type.Object(
