@@ -76,9 +76,11 @@ const NOISE = 0.3 / Math.sqrt(512);
 const LOAD_BATCH = 1000;
 const EXPLAIN = process.env.BENCH_EXPLAIN === '1';
 
-const TARGET_SAVE_PER_SECOND = 2000;
-const TARGET_RETRIEVAL_P95_MS = 25;
-const TARGET_SEARCH_P95_MS = 60;
+// Issue 8's targets on Postgres at 100k memories.
+const TARGET_SAVE_PER_SECOND = 10_000;
+const TARGET_RETRIEVAL_P95_MS = 15;
+const TARGET_SEARCH_P95_MS = 40;
+const TARGET_CANDIDATE_RECALL = 0.95;
 const TARGET_SIZE = 100_000;
 
 const log = createLogger('warn');
@@ -292,13 +294,15 @@ async function topicCentroids(run: Run): Promise<Float32Array[]> {
 
 async function deleteProjectRows(ctx: Lattice, projectId: string): Promise<void> {
   // The embedding jobs that the saves scheduled may be writing these rows: a deadlock (40P01) with
-  // them is expected now and then, and a retry clears it.
+  // them is expected now and then (more so while HNSW inserts make their transactions longer), and a
+  // retry after a pause clears it.
   for (let attempt = 1; ; attempt++) {
     try {
       await ctx.runtime.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
       return;
     } catch (error) {
-      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 20) throw error;
+      await sleep(250 * attempt);
     }
   }
 }
@@ -536,7 +540,14 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
   if (!exact) {
     parts.push(`the HNSW ${CANDIDATES_K} vector candidates hold ${((100 * top10Found) / Math.max(1, top10Total)).toFixed(1)}% of the exact top ${SEARCH_LIMIT}`);
   }
-  rows.push({ measure: `${name}: plan and candidates`, setup, n: embedded, result: parts.join('; ') });
+  const recall = top10Found / Math.max(1, top10Total);
+  rows.push({
+    measure: `${name}: plan and candidates`,
+    setup,
+    n: embedded,
+    result: parts.join('; '),
+    target: run.postgres && size === TARGET_SIZE && !exact ? check(recall >= TARGET_CANDIDATE_RECALL, `candidates ≥ ${TARGET_CANDIDATE_RECALL} of the exact top ${SEARCH_LIMIT}`) : undefined,
+  });
 }
 
 async function benchObserve(run: Run): Promise<void> {

@@ -140,6 +140,7 @@ export function configFor(overrides: Record<string, string | undefined>) {
 /**
  * Runs `fn` against a throwaway database `lattice_bench_*` on the server of `serverUrl` (and, when
  * `redisUrl` is set, a throwaway queue prefix), then drops the database and deletes the prefix's keys.
+ * BENCH_KEEP_DB=1 keeps the database (its name goes to stderr) to study plans and settings by hand.
  */
 export async function withThrowawayPostgres<T>(
   serverUrl: string,
@@ -158,6 +159,7 @@ export async function withThrowawayPostgres<T>(
   let cleaned: Promise<void> | undefined;
   const cleanUp = () =>
     (cleaned ??= (async () => {
+      if (process.env.BENCH_KEEP_DB) { progress(`[postgres] kept ${name}`); return; }
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       progress(`[postgres] dropped database ${name}`);
       if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);

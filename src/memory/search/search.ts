@@ -1,7 +1,7 @@
 // Hybrid search: vector candidates and lexical candidates (the query's rarest terms, scored by
-// BM25), fused by reciprocal rank into one relevance, blended with recency and importance
-// (ranking.ts), filtered by scope, type, subject, status and category, optionally as of an instant.
-// Every hit carries its score and the parts it is made of.
+// BM25), fused into one relevance (a fitted blend of the cosine and the normalised BM25), blended
+// with recency and importance (ranking.ts), filtered by scope, type, subject, status and category,
+// optionally as of an instant. Every hit carries its score and the parts it is made of.
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingsApi } from '../../embeddings/index.js';
@@ -10,7 +10,7 @@ import type { Db } from '../../platform/db.js';
 import { AppError } from '../../platform/errors.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
 import { countEmbedded, type MemoryFilter } from '../store.js';
-import { anyOf, candidateTerms, weightTerms } from './bm25.js';
+import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import { queryTerms, searchCandidates } from './store.js';
 
@@ -87,7 +87,7 @@ export class MemorySearch {
       projectId,
       filter,
       vector,
-      lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms)), avgLength: corpus.avgLength },
+      lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
       k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
       exact: embeddedRows <= this.exactScanMaxRows,
     });

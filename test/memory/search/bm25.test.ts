@@ -40,7 +40,7 @@ describe('BM25, pure', () => {
     );
   });
 
-  it('takes the rarest terms as candidates while their matches stay within the budget, and always one', () => {
+  it('takes the rarest terms as candidates while their matches stay within the budget; none too common', () => {
     const terms = [
       { lexeme: 'common', df: 900 },
       { lexeme: 'rare', df: 3 },
@@ -49,8 +49,10 @@ describe('BM25, pure', () => {
     ];
     expect(candidateTerms(terms, 200)).toEqual(['rare', 'middling']);
     expect(candidateTerms(terms, 100)).toEqual(['rare']);
-    expect(candidateTerms([{ lexeme: 'common', df: 900 }], 100)).toEqual(['common']);
-    expect(candidateTerms([{ lexeme: 'absent', df: 0 }], 100)).toEqual([]);
+    expect(candidateTerms(terms, 2)).toEqual([]);
+    expect(candidateTerms([{ lexeme: 'common', df: 900 }], 100)).toEqual([]);
+    expect(candidateTerms([{ lexeme: 'common', df: 900 }, { lexeme: 'usual', df: 500 }], 100, true)).toEqual(['usual']);
+    expect(candidateTerms([{ lexeme: 'absent', df: 0 }], 100, true)).toEqual([]);
   });
 
   it('quotes lexemes for tsquery so none is parsed again', () => {
