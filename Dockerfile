@@ -38,6 +38,9 @@ RUN chmod 0755 bin/lattice.js \
  && chown node:node /app/data
 
 USER node
+# The service listens on loopback unless HOST says otherwise; in a container it must listen on
+# every interface for the published port to reach it.
+ENV HOST=0.0.0.0
 EXPOSE 8080
 
 # `docker run IMAGE` serves; `docker run IMAGE worker` (or migrate, project ..., key ...) runs

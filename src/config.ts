@@ -151,7 +151,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const config: Config = {
     port: r.int('PORT', 8080, 0, 65535),
-    host: r.string('HOST', '0.0.0.0'),
+    host: r.string('HOST', '127.0.0.1'),
     dataDir: resolve(r.string('DATA_DIR', './data')),
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl,

@@ -7,7 +7,7 @@ import { UNIQUE_VIOLATION, type Db } from '../platform/db.js';
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobHandlers, DomainQueue } from '../platform/queue.js';
-import type { Subject } from '../platform/common-schemas.js';
+import { subjectOf, type Subject } from '../platform/common-schemas.js';
 import { contentHash } from './content-hash.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody, type SubjectInsight } from './schemas.js';
@@ -86,6 +86,7 @@ export class MemoryService {
     const rows: store.NewMemory[] = inputs.map((input) => {
       const content = input.content.trim();
       if (content.length === 0) throw new ValidationError('content must not be blank');
+      const subject = subjectOf(input.subject, input.metadata);
       return {
         id: input.id ? normaliseId(input.id) : newId('mem'),
         projectId,
@@ -98,10 +99,10 @@ export class MemoryService {
         confidence: input.confidence ?? 1,
         category: input.category ?? null,
         source: input.source ?? null,
-        subjectKind: input.subject?.kind ?? null,
-        subjectExternalId: input.subject?.externalId ?? null,
+        subjectKind: subject?.kind ?? null,
+        subjectExternalId: subject?.externalId ?? null,
         agentId: input.agentId ?? null,
-        userId: input.userId ?? (input.subject?.kind === 'user' ? input.subject.externalId : null),
+        userId: input.userId ?? (subject?.kind === 'user' ? subject.externalId : null),
         sessionKey: input.sessionKey ?? null,
         metadata: input.metadata ?? null,
         impact: input.impact ?? null,

@@ -1,5 +1,6 @@
 // Shapes shared by several domains.
 import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
 
 export const SubjectSchema = Type.Object(
   {
@@ -9,6 +10,18 @@ export const SubjectSchema = Type.Object(
   { additionalProperties: false, $id: 'Subject', title: 'Subject' },
 );
 export type Subject = Static<typeof SubjectSchema>;
+
+/**
+ * The subject of a write: the top-level one, else `metadata.subject` when that is a subject
+ * (`{kind, externalId}`), which is where the public MemMesh client puts it (SDK-WIRE.md, POST
+ * /admin/memory). The top level wins when both are given; a `metadata.subject` of another shape
+ * (a string, say) is ordinary metadata.
+ */
+export function subjectOf(subject: Subject | undefined, metadata: Record<string, unknown> | null | undefined): Subject | undefined {
+  if (subject) return subject;
+  const candidate = metadata?.subject;
+  return Value.Check(SubjectSchema, candidate) ? { kind: candidate.kind, externalId: candidate.externalId } : undefined;
+}
 
 export const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 

@@ -16,10 +16,10 @@ function problemsFor(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig defaults', () => {
-  it('listens on 0.0.0.0:8080 with ./data resolved to an absolute path', () => {
+  it('listens on loopback (127.0.0.1:8080) by default, with ./data resolved to an absolute path', () => {
     const config = loadConfig({});
     expect(config.port).toBe(8080);
-    expect(config.host).toBe('0.0.0.0');
+    expect(config.host).toBe('127.0.0.1');
     expect(config.dataDir).toBe(resolve('./data'));
     expect(config.dataDir.startsWith('/')).toBe(true);
   });

@@ -3,7 +3,7 @@
 // of a single-valued fact (a slot: residence, employer, preferred_milk ...) supersede the old one,
 // so a correction retires what it contradicts instead of deleting it.
 import type { Config } from '../../config.js';
-import type { Subject } from '../../platform/common-schemas.js';
+import { subjectOf, type Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
 import { lexicalSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
@@ -75,7 +75,7 @@ export class MemoryObserver {
     const role = input.role ?? 'user';
     const extracted = extractCandidates(input.text, { role, now: occurredAt });
     const { candidateCount } = extracted;
-    const subject = input.subject ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
+    const subject = subjectOf(input.subject, input.metadata) ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
     const scope = input.scope ?? 'project';
     const candidates = await this.withoutRepeats(projectId, extracted.candidates, scope, subject);
     if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
