@@ -22,7 +22,13 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteOptions> = async (app,
     '/mcp-server',
     {
       config: { permission: 'READ_MEMORY' },
-      schema: { tags: ['mcp'], summary: 'MCP endpoint (JSON-RPC)', description, body: Type.Unknown() },
+      schema: {
+        tags: ['mcp'],
+        summary: 'MCP endpoint (JSON-RPC)',
+        description,
+        body: Type.Unknown(),
+        response: { 200: Type.Unknown({ description: 'The JSON-RPC response (or responses, for a batch)' }) },
+      },
     },
     async (request, reply) => {
       const server = buildMcpServer(tools, access, { principal: request.principal, requestId: request.id, log: request.log });
@@ -42,7 +48,9 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteOptions> = async (app,
       method,
       url: '/mcp-server',
       config: { permission: 'READ_MEMORY' },
-      schema: { tags: ['mcp'], summary: `MCP ${method}: not used (stateless server, no sessions or server-initiated streams)`, response: { 405: Type.Ref('ErrorBody') } },
+      // Not an operation a client calls (the transport answers 405 to say the server is stateless),
+      // so it stays out of the OpenAPI document.
+      schema: { hide: true, summary: `MCP ${method}: not used (stateless server, no sessions or server-initiated streams)`, response: { 405: Type.Ref('ErrorBody') } },
       handler: async (_request, reply) =>
         reply.code(405).header('allow', 'POST').send({ statusCode: 405, code: 'METHOD_NOT_ALLOWED', message: 'this MCP endpoint is stateless: POST JSON-RPC requests' }),
     });

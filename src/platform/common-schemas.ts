@@ -7,7 +7,7 @@ export const SubjectSchema = Type.Object(
     kind: Type.String({ minLength: 1, maxLength: 100, description: 'What the subject is, e.g. user, customer, patient' }),
     externalId: Type.String({ minLength: 1, maxLength: 256, description: "The subject's id in the caller's system" }),
   },
-  { additionalProperties: false, $id: 'Subject', title: 'Subject' },
+  { additionalProperties: false, title: 'Subject' },
 );
 export type Subject = Static<typeof SubjectSchema>;
 
