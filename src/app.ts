@@ -7,7 +7,9 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { mcpRoutes } from './mcp/routes.js';
 import type { Lattice } from './modules.js';
 import errorHandler from './platform/error-handler.js';
+import { ValidationError } from './platform/errors.js';
 import { healthRoutes } from './platform/health.js';
+import { findInputProblem, isStorableTimestamp } from './platform/input-guard.js';
 import openapi from './platform/openapi.js';
 
 export const API_PREFIX = '/api/v1/projects/:projectId';
@@ -30,8 +32,11 @@ const ajvPool = AjvCompiler();
  */
 type RouteValidatorCompiler = (route: { schema: unknown; httpPart?: string }) => unknown;
 const buildValidators = (externalSchemas: Record<string, unknown>, ajvOptions: Record<string, unknown>): RouteValidatorCompiler => {
+  // `date-time` is narrowed to what Postgres and JS both hold (no leap second, years 0001 to 9999).
+  const onCreate = (ajv: { addFormat(name: string, format: { type: 'string'; validate: (s: string) => boolean }): unknown }) =>
+    ajv.addFormat('date-time', { type: 'string', validate: isStorableTimestamp });
   const build = (coerceTypes: 'array' | false) =>
-    ajvPool(externalSchemas as never, { ...ajvOptions, customOptions: { ...AJV_OPTIONS, coerceTypes } }) as unknown as RouteValidatorCompiler;
+    ajvPool(externalSchemas as never, { ...ajvOptions, onCreate, customOptions: { ...AJV_OPTIONS, coerceTypes } }) as unknown as RouteValidatorCompiler;
   const coercing = build('array');
   const exact = build(false);
   return (route) => (route.httpPart === 'body' ? exact(route) : coercing(route));
@@ -54,6 +59,11 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   await app.register(errorHandler);
+  // Before any schema or handler sees the input (and before anything walks it), for every route.
+  app.addHook('preValidation', async (request) => {
+    const problem = findInputProblem(request.body, 'body') ?? findInputProblem(request.query, 'querystring');
+    if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
+  });
   await app.register(openapi);
   await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue });
 

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db.js';
 import { ValidationError } from '../platform/errors.js';
+import { findInputProblem } from '../platform/input-guard.js';
 import type { EmitBody, LoggedEvent, NewEvent } from './schemas.js';
 import * as store from './store.js';
 
@@ -29,19 +30,21 @@ export function parsePayload(body: Pick<EmitBody, 'payload' | 'payloadJson'>): R
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ValidationError('payloadJson must hold a JSON object', { field: 'payloadJson' });
   }
+  // JSON text is parsed here, past the request guard: the same rules apply to what it holds.
+  const problem = findInputProblem(parsed, 'body.payloadJson');
+  if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
   return parsed as Record<string, unknown>;
 }
 
 /** JSON with object keys sorted at every depth, so `{"a":1,"b":2}` and `{"b":2,"a":1}` hash alike. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  // JSON.stringify walks the value (no recursion of ours on user data; the input guard bounds its
+  // depth); the replacer hands it every object with its keys sorted.
+  const sorted = (_key: string, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v;
+  return JSON.stringify(value, sorted) ?? 'null';
 }
 
 export function toNewEvent(body: EmitBody): NewEvent {

@@ -26,9 +26,30 @@ export interface Db extends Queryable {
 }
 
 /** SQLSTATE classes that mean the database is unreachable or going away, not that a query is wrong. */
+/**
+ * Failures of the connection itself, which node-postgres and ioredis report without a code: the
+ * server went away mid-query, a pool could not connect in time, a client is no longer usable, a
+ * Redis command could not be sent.
+ */
+const CONNECTION_MESSAGES = [
+  /^Connection terminated/,
+  /connection error and is not queryable/,
+  /timeout exceeded when trying to connect/,
+  /^Connection is closed\.?$/,
+  /enableOfflineQueue options is false/,
+  /^Reached the max retries per request limit/,
+];
+
+/** SQLSTATE class 22, data exception: a value Postgres cannot hold or compare (the client's input). */
+export function isDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+}
+
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
+  const message = error instanceof Error ? error.message : undefined;
+  if (typeof code !== 'string') return message !== undefined && CONNECTION_MESSAGES.some((pattern) => pattern.test(message));
   return (
     code.startsWith('08') || // connection exception
     code === '57P01' || // admin shutdown

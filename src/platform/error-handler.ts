@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type Static } from 'typebox';
-import { isConnectionError } from './db.js';
+import { isConnectionError, isDataException } from './db.js';
 import { AppError } from './errors.js';
 
 export const ErrorBodySchema = Type.Object(
@@ -75,6 +75,11 @@ export function toErrorBody(error: unknown, request: FastifyRequest): { body: Er
   if (mapped) return { body: { statusCode: mapped.statusCode, code: mapped.code, message: mapped.message ?? fastifyError.message } };
   if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
     return { body: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the body is not valid JSON' } };
+  }
+  if (isDataException(error)) {
+    // The backstop behind the input guard: a value the schemas let through that Postgres refuses.
+    const detail = error instanceof Error ? error.message : 'invalid value';
+    return { body: { statusCode: 400, code: 'VALIDATION_ERROR', message: `a value in the request cannot be stored: ${detail}` } };
   }
   if (isConnectionError(error)) {
     return {
