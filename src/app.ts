@@ -49,6 +49,9 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
     loggerInstance: options.logger === false ? undefined : runtime.log,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // close() ends idle keep-alive sockets at once and lets in-flight requests finish (each closes
+    // its socket after answering); new connections are refused.
+    forceCloseConnections: 'idle',
     // `/v1/projects/...` (behind a gateway that adds `/api`) is the same route as `/api/v1/...`.
     rewriteUrl: (request) => {
       const url = request.url ?? '/';

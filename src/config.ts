@@ -27,6 +27,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
+  /** SIGTERM: how long in-flight requests and active jobs get to finish before the process exits. */
+  readonly shutdownTimeoutMs: number;
   readonly rateLimitPerMinute: number;
   readonly poolMaxThreads: number;
   readonly poolMaxQueue: number;
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 60_000, 1000, 600_000),
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),

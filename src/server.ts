@@ -12,15 +12,29 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-function onSignals(stop: () => Promise<void>): void {
+/**
+ * SIGTERM or SIGINT: stop within the deadline, then exit 0. What did not finish in time (a job
+ * still running) is left where the next start picks it up: BullMQ hands a stalled job to another
+ * worker, and the embedding sweep finds memories without a vector.
+ */
+function onSignals(stop: () => Promise<void>, deadlineMs: number, force: () => void = () => {}): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`lattice: ${signal} received, shutting down\n`);
+    process.stderr.write(`lattice: ${signal} received, shutting down (at most ${deadlineMs} ms)\n`);
+    const deadline = setTimeout(() => {
+      process.stderr.write(`lattice: still busy after ${deadlineMs} ms; exiting, unfinished work is picked up at the next start\n`);
+      force();
+      process.exit(0);
+    }, deadlineMs);
+    deadline.unref();
     stop().then(
       () => process.exit(0),
-      () => process.exit(1),
+      (error: unknown) => {
+        process.stderr.write(`lattice: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
     );
   };
   process.once('SIGINT', handler);
@@ -35,12 +49,19 @@ export async function serve(config: Config): Promise<Running> {
   const stop = async () => {
     stopping = true;
     const lattice = await starting;
-    await app?.close();
+    if (app) {
+      // close() refuses new connections and ends idle ones once; a connection whose request was
+      // in flight becomes idle after its answer, so idle ones are ended again until all are gone.
+      const server = app.server;
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      await app.close().finally(() => clearInterval(sweep));
+    }
     await lattice.close();
   };
   // Installed before anything opens, so a signal during start-up waits for the database to be
-  // open (PGlite must not be killed mid-write) and then shuts down cleanly.
-  onSignals(stop);
+  // open (PGlite must not be killed mid-write) and then shuts down cleanly. At the deadline, the
+  // connections still open are cut.
+  onSignals(stop, config.shutdownTimeoutMs, () => app?.server.closeAllConnections());
   const lattice = await starting;
   try {
     const provisioned = await lattice.apis.tenancy.bootstrap();
@@ -84,7 +105,7 @@ export async function worker(config: Config): Promise<Running> {
   const log = createLogger(config.logLevel, 'lattice-worker');
   const starting = createLattice(config, { log });
   const stop = async () => (await starting).close();
-  onSignals(stop);
+  onSignals(stop, config.shutdownTimeoutMs);
   const lattice = await starting;
   await lattice.startConsumers();
   log.info({ database: lattice.runtime.db.kind, concurrency: config.workerConcurrency }, 'lattice worker consuming jobs');

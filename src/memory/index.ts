@@ -31,12 +31,12 @@ export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list'
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
 
 export function createMemoryModule(
-  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping'>,
   deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'> },
 ): DomainModule<MemoryApi, MemoryJobs> {
   const { config, db, log, pool } = runtime;
   // Each service sees the queue typed with its own jobs only.
-  const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings);
+  const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
   const search = new MemorySearch(db, deps.embeddings, log, config.searchExactScanMaxRows);
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config);
@@ -59,8 +59,14 @@ export function createMemoryModule(
     routes,
     schemas: [MemorySchema],
     jobs: { ...embeddingJobs(memory), ...curationJobs(curation), ...observeJobs(observer) },
-    // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
-    schedules: [{ id: 'memory.nightly-consolidation', job: 'memory.consolidate-all', payload: {}, cron: '0 3 * * *' }],
+    schedules: [
+      // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
+      { id: 'memory.nightly-consolidation', job: 'memory.consolidate-all', payload: {}, cron: '0 3 * * *' },
+      // Memories whose embedding job was lost (a crash, a queue outage, a shutdown) are embedded.
+      { id: 'memory.embed-sweep', job: 'memory.embed-sweep', payload: {}, everyMs: 60_000 },
+    ],
+    // What the last run left unembedded is embedded now rather than at the first sweep.
+    onStart: async () => void (await memory.sweepUnembedded()),
     tools: memoryTools({ memory, search, observer }),
   };
 }

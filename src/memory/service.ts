@@ -35,6 +35,7 @@ export const INLINE_EMBED_BUDGET_MS = 250;
 export type EmbeddingJobs = {
   'memory.embed-backfill': { payload: { projectId: string; batch: number }; result: { embedded: number } };
   'memory.embed-drain': { payload: { projectId: string }; result: { embedded: number } };
+  'memory.embed-sweep': { payload: Record<string, never>; result: { projects: number } };
 };
 
 export interface SaveInput {
@@ -77,6 +78,8 @@ export class MemoryService {
     private readonly db: Db,
     private readonly queue: DomainQueue<EmbeddingJobs>,
     private readonly embedder: Pick<EmbeddingsApi, 'embed' | 'embedNow' | 'model'>,
+    /** Aborted at shutdown: the drain stops between batches (the sweep finishes the work later). */
+    private readonly stopping: AbortSignal = new AbortController().signal,
   ) {}
 
   // ---- writes ---------------------------------------------------------------------------------
@@ -301,6 +304,16 @@ export class MemoryService {
     return written === created.length;
   }
 
+  /**
+   * The sweep: schedules the drain of every project that holds memories without a vector (a write
+   * whose drain job was lost to a crash, a queue outage or a shutdown). Answers how many projects.
+   */
+  async sweepUnembedded(): Promise<{ projects: number }> {
+    const projects = await store.projectsWithUnembedded(this.db);
+    for (const projectId of projects) await this.scheduleEmbedding(projectId);
+    return { projects: projects.length };
+  }
+
   /** Interactive: runs one backfill batch as a job and waits for it. */
   backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<{ embedded: number }> {
     return this.queue.run('memory.embed-backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
@@ -319,10 +332,11 @@ export class MemoryService {
     );
   }
 
-  /** The automatic job: embeds every pending row of the project, in batches. */
+  /** The automatic job: embeds every pending row of the project, in batches, until shutdown. */
   async drainEmbeddings(projectId: string): Promise<{ embedded: number }> {
     let total = 0;
     while (total < DRAIN_LIMIT) {
+      if (this.stopping.aborted) return { embedded: total };
       const { embedded } = await this.embedPending(projectId, BACKFILL_DEFAULT_BATCH);
       if (embedded === 0) return { embedded: total };
       total += embedded;
@@ -367,5 +381,6 @@ export function embeddingJobs(memory: MemoryService): JobHandlers<EmbeddingJobs>
   return {
     'memory.embed-backfill': ({ projectId, batch }) => memory.embedPending(projectId, batch),
     'memory.embed-drain': ({ projectId }) => memory.drainEmbeddings(projectId),
+    'memory.embed-sweep': () => memory.sweepUnembedded(),
   };
 }

@@ -394,6 +394,12 @@ export async function writeEmbeddings(
   return result.rowCount;
 }
 
+/** Projects holding live memories without a vector (the partial index on unembedded rows finds them). */
+export async function projectsWithUnembedded(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories WHERE embedding IS NULL ORDER BY project_id`);
+  return rows.map((r) => r.project_id);
+}
+
 export async function countEmbedded(db: Queryable, projectId: string): Promise<{ total: number; embedded: number }> {
   const result = await db.query<{ total: number; embedded: number }>(
     `SELECT count(*)::int AS total, count(embedding)::int AS embedded FROM memories WHERE project_id = $1`,

@@ -18,6 +18,11 @@ export interface Runtime {
   /** Untyped: each module sees it through `domainQueue`, typed with its own jobs. */
   readonly queue: JobQueue<JobMapBase>;
   readonly pool: WorkerPool;
+  /**
+   * Aborted when the process starts shutting down: long jobs check it between batches and stop,
+   * leaving the rest of their work where the next start (or a sweep) picks it up.
+   */
+  readonly stopping: AbortSignal;
   close(): Promise<void>;
 }
 
@@ -55,15 +60,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
 
   let closed = false;
+  const shutdown = new AbortController();
   return {
     config,
     log,
     db,
     queue,
     pool,
+    stopping: shutdown.signal,
     async close() {
       if (closed) return;
       closed = true;
+      shutdown.abort();
       await queue.close();
       await pool.destroy();
       if (!options.db) await db.close();

@@ -1,0 +1,47 @@
+// Memories whose embedding job was lost (a crash, a queue outage, a shutdown between the write and
+// its job) are embedded anyway: at the next start, and by the sweep every minute.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLattice } from '../../src/modules.js';
+import { countEmbedded, insertMemories } from '../../src/memory/store.js';
+import { newId } from '../../src/platform/ids.js';
+import { createLogger } from '../../src/platform/logger.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+const waitFor = async (check: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe('the embedding sweep', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('finds every project with unembedded memories, and embeds them at the next start', async () => {
+    const a = await h.project();
+    const b = await h.project();
+    // Written without any job, as if the process died right after the commit.
+    for (const p of [a, b]) {
+      await insertMemories(h.db, [
+        { id: newId('mem'), projectId: p.projectId, content: `Prefers tea, says ${p.projectId}` },
+        { id: newId('mem'), projectId: p.projectId, content: 'Lives in Porto' },
+      ]);
+    }
+    expect((await countEmbedded(h.db, a.projectId)).embedded).toBe(0);
+
+    const restarted = await createLattice(h.config, { log: createLogger('silent'), db: h.db });
+    try {
+      await restarted.startConsumers();
+      await waitFor(async () => (await countEmbedded(h.db, a.projectId)).embedded === 2 && (await countEmbedded(h.db, b.projectId)).embedded === 2);
+    } finally {
+      await restarted.close();
+    }
+  });
+});
