@@ -27,6 +27,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
+  /** How long a call to Redis from a request (enqueue, readiness) may wait before it answers 503. */
+  readonly queueCommandTimeoutMs: number;
   /** SIGTERM: how long in-flight requests and active jobs get to finish before the process exits. */
   readonly shutdownTimeoutMs: number;
   readonly rateLimitPerMinute: number;
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     requestTimeoutMs: r.int('REQUEST_TIMEOUT_MS', 60_000, 1000, 600_000),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    queueCommandTimeoutMs: r.int('QUEUE_COMMAND_TIMEOUT_MS', 1000, 50, 60_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),

@@ -4,7 +4,7 @@
 import type { EmbeddingsApi } from '../embeddings/index.js';
 import { mapConcurrent } from '../platform/concurrency.js';
 import { UNIQUE_VIOLATION, type Db } from '../platform/db.js';
-import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.js';
+import { ConflictError, DependencyUnavailableError, NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobHandlers, DomainQueue } from '../platform/queue.js';
 import { subjectOf, type Subject } from '../platform/common-schemas.js';
@@ -136,7 +136,7 @@ export class MemoryService {
       if (!existing) throw new ConflictError(`memory ${row.id} conflicts with another write; retry`);
       results.push({ memory: existing, created: false });
     }
-    if (byId.size > 0 && !(await this.embedInline(projectId, [...byId.values()]))) await this.scheduleEmbedding(projectId);
+    if (byId.size > 0 && !(await this.embedInline(projectId, [...byId.values()]))) await this.scheduleEmbeddingOrLeaveToSweep(projectId);
     return results;
   }
 
@@ -238,7 +238,7 @@ export class MemoryService {
     if (validTo !== null && validTo < validFrom) throw new ValidationError('validTo must not be before validFrom');
     const updated = await this.unique(() => store.updateMemory(this.db, projectId, id, changes), `an identical memory already exists`);
     if (!updated) throw new NotFoundError(`memory ${id} not found`);
-    if (changes.content !== undefined) await this.scheduleEmbedding(projectId);
+    if (changes.content !== undefined) await this.scheduleEmbeddingOrLeaveToSweep(projectId);
     return updated;
   }
 
@@ -302,6 +302,18 @@ export class MemoryService {
     const written = await store.writeEmbeddings(this.db, projectId, this.embedder.model, created.map((m, i) => ({ id: m.id, vector: vectors[i]! })));
     for (const m of created) m.hasEmbedding = true;
     return written === created.length;
+  }
+
+  /**
+   * After a committed write: the memory is stored, so a queue that is down must not fail the
+   * request; the embedding sweep (every minute) finds the memory and schedules its drain.
+   */
+  private async scheduleEmbeddingOrLeaveToSweep(projectId: string): Promise<void> {
+    try {
+      await this.scheduleEmbedding(projectId);
+    } catch (error) {
+      if (!(error instanceof DependencyUnavailableError)) throw error;
+    }
   }
 
   /**

@@ -16,8 +16,16 @@ export interface BullQueueOptions {
   prefix: string;
   concurrency: number;
   defaultTimeoutMs: number;
+  /**
+   * How long a producer call (enqueue, ping) may wait for Redis before it fails with 503. The
+   * producer never queues commands while disconnected: a request fails fast instead of hanging
+   * until Redis returns. Consumers (blocking connections) wait and reconnect by themselves.
+   */
+  commandTimeoutMs?: number;
   log: FastifyBaseLogger;
 }
+
+const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
 
 type AnyJob = Job<unknown, unknown, string>;
 
@@ -52,7 +60,13 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private readonly clients: Redis[] = [];
 
   constructor(private readonly options: BullQueueOptions) {
-    this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    this.connection = new Redis(options.redisUrl, {
+      lazyConnect: false,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: this.commandTimeoutMs,
+      connectTimeout: Math.max(this.commandTimeoutMs, 1000),
+    });
     this.connection.on('error', () => {}); // surfaced through ping() and failed calls
     this.queue = new Queue(QUEUE_NAME, {
       connection: this.connection,
@@ -70,9 +84,13 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     return job.id!;
   }
 
+  private get commandTimeoutMs(): number {
+    return this.options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  }
+
   async run<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: RunOptions = {}): Promise<M[N]['result']> {
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    await this.ensureEvents();
+    await this.within(this.ensureEvents(), `could not run job ${name}: Redis is unreachable`);
     const job = await this.add(name, payload, { attempts: 1 });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -134,7 +152,20 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     try {
       await this.connection.ping();
     } catch (error) {
-      throw new DependencyUnavailableError('Redis is unreachable', { cause: error });
+      throw new DependencyUnavailableError('the queue (Redis) is unreachable', { cause: error });
+    }
+  }
+
+  /** Waits for `promise` at most the command timeout; past it, a 503 naming what failed. */
+  private async within<T>(promise: Promise<T>, message: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DependencyUnavailableError(message)), this.commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([promise, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -174,7 +205,13 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private unreachable(error: unknown): boolean {
     if (error instanceof TypeError) return false; // raised before anything was sent (serialising the payload)
     const code = (error as { code?: unknown } | null)?.code;
-    return this.connection.status !== 'ready' || (typeof code === 'string' && NETWORK_ERRORS.has(code));
+    const message = error instanceof Error ? error.message : '';
+    return (
+      this.connection.status !== 'ready' ||
+      (typeof code === 'string' && NETWORK_ERRORS.has(code)) ||
+      message === 'Command timed out' ||
+      /enableOfflineQueue options is false|Connection is closed|max retries per request/i.test(message)
+    );
   }
 
   private ensureEvents(): Promise<void> {

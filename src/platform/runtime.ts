@@ -56,7 +56,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const queue: JobQueue<JobMapBase> =
     config.redisUrl === undefined
       ? new InProcessQueue<JobMapBase>(queueOptions)
-      : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix });
+      : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, commandTimeoutMs: config.queueCommandTimeoutMs });
   const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
 
   let closed = false;

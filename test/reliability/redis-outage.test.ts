@@ -1,0 +1,99 @@
+// A Redis outage, for real: a redis-server of this test's own on a loopback port, stopped and
+// started again under the API. Requests fail fast (503 with Retry-After within about the command
+// timeout) or succeed when their write does not need the queue; nothing hangs; the producer
+// reconnects by itself.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d.toString();
+      if (/Ready to accept connections/.test(out)) resolve(child);
+    });
+    child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
+  });
+}
+
+const stopRedis = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+
+describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
+  let h: Harness;
+  let port: number;
+  let redis: ChildProcess;
+  let project: { projectId: string; apiKey: string };
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: '5000' } });
+    project = await h.project();
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    if (redis.exitCode === null) await stopRedis(redis);
+  });
+
+  const timed = async <T>(fn: () => Promise<T>) => {
+    const start = Date.now();
+    const result = await fn();
+    return { result, ms: Date.now() - start };
+  };
+
+  it('answers fast while Redis is down, keeps committed writes, and recovers when it returns', async () => {
+    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    await stopRedis(redis);
+
+    // Readiness: 503 naming the queue, with Retry-After, well within a probe's timeout.
+    const ready = await timed(() => h.app.inject({ method: 'GET', url: '/readyz' }));
+    expect(ready.result.statusCode).toBe(503);
+    expect(ready.result.json().message).toMatch(/queue \(Redis\)/);
+    expect(ready.result.headers['retry-after']).toBeDefined();
+    expect(ready.ms).toBeLessThan(3000);
+
+    // A write that only needs a follow-up job: stored, answered, embedded later by the sweep.
+    const saved = await timed(() => h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Saved while Redis was down' } }));
+    expect(saved.result.statusCode).toBe(201);
+    expect(saved.ms).toBeLessThan(3000);
+    const stored = await h.db.query('SELECT 1 FROM memories WHERE id = $1', [saved.result.json().id]);
+    expect(stored.rows).toHaveLength(1);
+
+    // Work that needs the queue: 503 with Retry-After, in bounded time.
+    const backfill = await timed(() => h.call('POST', project.projectId, '/admin/memory/embeddings/backfill', { body: {} }));
+    expect(backfill.result.statusCode).toBe(503);
+    expect(backfill.result.headers['retry-after']).toBeDefined();
+    expect(backfill.ms).toBeLessThan(3000);
+
+    // Redis returns on the same port: the producer reconnects by itself.
+    redis = await startRedis(port);
+    const start = Date.now();
+    let status = 0;
+    while (Date.now() - start < 20_000) {
+      status = (await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode;
+      if (status === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+    const after = await h.call('POST', project.projectId, '/admin/memory/embeddings/backfill', { body: {} });
+    expect(after.statusCode).toBe(200);
+  }, 60_000);
+});
