@@ -300,8 +300,9 @@ export class MemoryService {
     const vectors = await this.embedder.embedNow(created.map((m) => m.content), INLINE_EMBED_BUDGET_MS);
     if (!vectors) return false;
     const written = await store.writeEmbeddings(this.db, projectId, this.embedder.model, created.map((m, i) => ({ id: m.id, vector: vectors[i]! })));
+    if (written !== created.length) return false;
     for (const m of created) m.hasEmbedding = true;
-    return written === created.length;
+    return true;
   }
 
   /**

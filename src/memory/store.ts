@@ -394,7 +394,7 @@ export async function writeEmbeddings(
   return result.rowCount;
 }
 
-/** Projects holding live memories without a vector (the partial index on unembedded rows finds them). */
+/** Projects holding memories without a vector, of any status, as the drain embeds them (the partial index on unembedded rows finds them). */
 export async function projectsWithUnembedded(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories WHERE embedding IS NULL ORDER BY project_id`);
   return rows.map((r) => r.project_id);

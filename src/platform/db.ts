@@ -25,7 +25,6 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-/** SQLSTATE classes that mean the database is unreachable or going away, not that a query is wrong. */
 /**
  * Failures of the connection itself, which node-postgres and ioredis report without a code: the
  * server went away mid-query, a pool could not connect in time, a client is no longer usable, a
@@ -38,7 +37,11 @@ const CONNECTION_MESSAGES = [
   /^Connection is closed\.?$/,
   /enableOfflineQueue options is false/,
   /^Reached the max retries per request limit/,
+  /^Command timed out$/,
 ];
+
+/** Network failures, as Node reports them in `code`. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
 
 /** SQLSTATE class 22, data exception: a value Postgres cannot hold or compare (the client's input). */
 export function isDataException(error: unknown): boolean {
@@ -46,6 +49,10 @@ export function isDataException(error: unknown): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
+/**
+ * Whether a failure means a dependency (Postgres, Redis) is unreachable or going away, not that the
+ * request was wrong: SQLSTATE connection classes, network codes, and the code-less messages above.
+ */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : undefined;
@@ -56,10 +63,7 @@ export function isConnectionError(error: unknown): boolean {
     code === '57P02' || // crash shutdown
     code === '57P03' || // cannot connect now
     code === '53300' || // too many connections
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === 'ENOTFOUND'
+    NETWORK_CODES.has(code)
   );
 }
 

@@ -3,13 +3,13 @@
 import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { isConnectionError } from './db.js';
 import { AppError, DependencyUnavailableError, JobTimeoutError, RemoteAppError } from './errors.js';
 import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, ScheduleOptions } from './queue.js';
 
 const QUEUE_NAME = 'jobs';
 // A handler's AppError crosses the process boundary as this marker plus JSON in failedReason.
 const APP_ERROR_MARK = 'lattice-app-error:';
-const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
 
 export interface BullQueueOptions {
   redisUrl: string;
@@ -204,14 +204,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   /** Whether a failed call failed for want of Redis, rather than being refused. */
   private unreachable(error: unknown): boolean {
     if (error instanceof TypeError) return false; // raised before anything was sent (serialising the payload)
-    const code = (error as { code?: unknown } | null)?.code;
-    const message = error instanceof Error ? error.message : '';
-    return (
-      this.connection.status !== 'ready' ||
-      (typeof code === 'string' && NETWORK_ERRORS.has(code)) ||
-      message === 'Command timed out' ||
-      /enableOfflineQueue options is false|Connection is closed|max retries per request/i.test(message)
-    );
+    return this.connection.status !== 'ready' || isConnectionError(error);
   }
 
   private ensureEvents(): Promise<void> {

@@ -2,6 +2,8 @@
 // its job) are embedded anyway: at the next start, and by the sweep every minute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLattice } from '../../src/modules.js';
+import { MemoryService, type EmbeddingJobs } from '../../src/memory/service.js';
+import { domainQueue } from '../../src/platform/queue.js';
 import { countEmbedded, insertMemories } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
 import { createLogger } from '../../src/platform/logger.js';
@@ -43,5 +45,21 @@ describe('the embedding sweep', () => {
     } finally {
       await restarted.close();
     }
+  });
+
+  it('a drain stops between batches once shutdown begins, leaving the rest unembedded for the sweep', async () => {
+    const p = await h.project();
+    await insertMemories(h.db, [
+      { id: newId('mem'), projectId: p.projectId, content: 'Drinks oat milk' },
+      { id: newId('mem'), projectId: p.projectId, content: 'Works from Lisbon' },
+    ]);
+    const queue = domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory');
+    const shutdown = new AbortController();
+    shutdown.abort();
+    const stopping = new MemoryService(h.db, queue, h.apis.embeddings, shutdown.signal);
+    expect(await stopping.drainEmbeddings(p.projectId)).toEqual({ embedded: 0 });
+    expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(0);
+    const running = new MemoryService(h.db, queue, h.apis.embeddings, new AbortController().signal);
+    expect(await running.drainEmbeddings(p.projectId)).toEqual({ embedded: 2 });
   });
 });

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { subjectOf, type Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
-import { lexicalSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
+import { lexicalSimilarity, normaliseText, type NormalisedText } from '../../../workers/near-duplicate.js';
 import { extractCandidates } from '../extract/extract.js';
 import { findSlotHolders, findWordNeighbours } from '../store.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
@@ -136,16 +136,15 @@ export class MemoryObserver {
    * aside; near-duplicate.ts). Exact repeats are caught again by the content hash on save.
    */
   private async withoutRepeats<C extends { content: string }>(projectId: string, candidates: readonly C[], scope: MemoryScope, subject: Subject | undefined): Promise<C[]> {
-    const kept: C[] = [];
+    const kept: { candidate: C; words: NormalisedText }[] = [];
     for (const candidate of candidates) {
       const words = normaliseText(candidate.content);
+      // A repeat within the same turn is dropped too (checked first: no query needed).
+      if (kept.some((k) => lexicalSimilarity(words, k.words) === 1)) continue;
       const neighbours = await findWordNeighbours(this.db, projectId, { text: candidate.content, scope, subject, limit: REPEAT_NEIGHBOURS });
-      const repeat = neighbours.some((n) => lexicalSimilarity(words, normaliseText(n.content)) === 1);
-      // A repeat within the same turn is dropped too.
-      const said = kept.some((k) => lexicalSimilarity(words, normaliseText(k.content)) === 1);
-      if (!repeat && !said) kept.push(candidate);
+      if (!neighbours.some((n) => lexicalSimilarity(words, normaliseText(n.content)) === 1)) kept.push({ candidate, words });
     }
-    return kept;
+    return kept.map((k) => k.candidate);
   }
 }
 
