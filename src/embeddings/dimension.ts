@@ -31,18 +31,32 @@ export const HNSW_BUILD = {
   pglite: { m: 16, efConstruction: 64 },
 } as const;
 
+/**
+ * The embedding stays in the row (storage MAIN, pg_attribute's 'm'). A 512-dimension vector is
+ * 2,056 bytes, just over the 2,032 at which Postgres moves a value to the TOAST table by default, so
+ * every exact distance (the re-ranking of HNSW neighbours, the cosine of each candidate) read the
+ * vector through the TOAST index and two chunks: about four page reads a row instead of one. MAIN
+ * keeps it inline unless a row would not fit a page at all. Rows stored before this setting keep their
+ * TOASTed vectors until rewritten (`VACUUM FULL memories`).
+ */
+const EMBEDDING_STORAGE = 'm';
+
 const hnswOptions = (db: Db) => HNSW_BUILD[db.kind];
 
 export async function ensureEmbeddingDimension(db: Db, dimensions: number): Promise<void> {
   await db.withAdvisoryLock(LOCK, async (session) => {
-    const result = await session.query<{ typmod: number }>(
-      `SELECT a.atttypmod AS typmod FROM pg_attribute a
+    const result = await session.query<{ typmod: number; storage: string }>(
+      `SELECT a.atttypmod AS typmod, a.attstorage AS storage FROM pg_attribute a
         WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding' AND NOT a.attisdropped`,
     );
     const typmod = result.rows[0]?.typmod ?? -1;
     if (typmod > 0 && typmod !== dimensions) throw new EmbeddingDimensionMismatch(dimensions, typmod);
     await session.transaction(async (tx) => {
       if (typmod !== dimensions) await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding TYPE vector(${Math.trunc(dimensions)})`);
+      // A type change resets the column's storage to the type's (EXTENDED), so this follows it.
+      if (typmod !== dimensions || result.rows[0]?.storage !== EMBEDDING_STORAGE) {
+        await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN`);
+      }
       // pgvector's HNSW indexes vectors of up to 2,000 dimensions; wider ones are scanned exactly.
       if (dimensions <= HNSW_MAX_DIMENSIONS) await ensureHnswIndex(tx, hnswOptions(db));
     });

@@ -4,10 +4,47 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HNSW_BUILD } from '../../src/embeddings/dimension.js';
 import { createLattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { newId } from '../../src/platform/ids.js';
+import { insertMemories, writeEmbeddings } from '../../src/memory/store.js';
 import { createHarness, testConfig, type Harness } from '../helpers/harness.js';
 
 const indexOptions = async (h: Harness) =>
   (await h.db.query<{ options: string[] | null }>(`SELECT reloptions AS options FROM pg_class WHERE relname = 'memories_embedding_hnsw'`)).rows;
+
+const embeddingStorage = async (h: Harness) =>
+  (await h.db.query<{ storage: string }>(`SELECT attstorage AS storage FROM pg_attribute WHERE attrelid = 'memories'::regclass AND attname = 'embedding'`)).rows[0]?.storage;
+
+describe('the embedding column', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('keeps vectors in the row rather than in the TOAST table, also after a boot finds it changed', async () => {
+    expect(await embeddingStorage(h)).toBe('m');
+    await h.db.exec('ALTER TABLE memories ALTER COLUMN embedding SET STORAGE EXTENDED');
+    const again = await createLattice(testConfig(h.database), { log: createLogger('silent'), db: h.db });
+    await again.close();
+    expect(await embeddingStorage(h)).toBe('m');
+    const p = await h.project();
+    const rows = Array.from({ length: 20 }, (_, i) => ({ id: newId('mem'), projectId: p.projectId, content: `Keeps vector ${i} inline` }));
+    await insertMemories(h.db, rows);
+    const dims = h.config.embeddingDimensions;
+    await writeEmbeddings(h.db, p.projectId, 'test', rows.map((r, i) => ({ id: r.id, vector: Float32Array.from({ length: dims }, (_, j) => Math.sin(i + j)) })));
+    const { rows: sizes } = await h.db.query<{ toast: string; inline: string }>(
+      `SELECT pg_relation_size(c.reltoastrelid) AS toast,
+              (SELECT min(pg_column_size(m.embedding)) FROM memories m WHERE m.project_id = $1) AS inline
+         FROM pg_class c WHERE c.relname = 'memories'`,
+      [p.projectId],
+    );
+    // Stored uncompressed in the row: the full 4 bytes a dimension, and nothing in the TOAST table.
+    expect(Number(sizes[0]!.inline)).toBeGreaterThanOrEqual(4 * dims);
+    expect(Number(sizes[0]!.toast)).toBe(0);
+  });
+});
 
 describe('the HNSW index build settings', () => {
   let h: Harness;
