@@ -68,7 +68,7 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
     if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
   });
   await app.register(openapi);
-  await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue });
+  await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue, dbTimeoutMs: runtime.config.dbConnectTimeoutMs });
 
   await app.register(
     async (scope) => {

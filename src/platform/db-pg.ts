@@ -22,21 +22,31 @@ export interface PgDbOptions {
   connectionString: string;
   max?: number;
   statementTimeoutMs?: number;
+  /**
+   * How long to wait for a connection, new or from a busy pool, before failing with a connection
+   * error (a 503): a Postgres that is down or unreachable is reported in about this time.
+   */
+  connectTimeoutMs?: number;
 }
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
 
 export function createPgDb(options: PgDbOptions): Db {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     statement_timeout: options.statementTimeoutMs ?? 60_000,
     // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
     // (it fires on the inflated costs of planner steering such as enable_sort = off).
     options: '-c jit=off',
   });
-  // An idle client that errors (server restart) must not crash the process; the next query fails
-  // with a connection error that maps to 503.
+  // A client whose connection drops (a server crash or restart) emits 'error': the pool listens
+  // while the client is idle, but a checked-out client between two statements of a transaction, or
+  // holding an advisory lock, has no listener, and an unheard 'error' would end the process. Its
+  // next query fails instead, with a connection error that maps to 503, and the pool discards it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return fromPool(pool);
 }
 

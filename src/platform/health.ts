@@ -13,7 +13,20 @@ const StatusSchema = Type.Object({
   queue: Type.Optional(Type.String()),
 });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable }> = async (app, { db, queue }) => {
+/** `SELECT 1`, failing after `timeoutMs` (a server that accepts connections but never answers). */
+async function pingDatabase(db: Db, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([db.query('SELECT 1'), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; dbTimeoutMs: number }> = async (app, { db, queue, dbTimeoutMs }) => {
   app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: StatusSchema } } }, async () => ({ status: 'ok' }));
 
   app.get(
@@ -27,7 +40,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable }
     },
     async () => {
       try {
-        await db.query('SELECT 1');
+        await pingDatabase(db, dbTimeoutMs);
       } catch (error) {
         throw new DependencyUnavailableError(`the database (${db.kind}) is unreachable`, { cause: error });
       }

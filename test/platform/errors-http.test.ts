@@ -1,4 +1,5 @@
 // One error body for every class of failure, with the right status and no internals.
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgDb } from '../../src/platform/db-pg.js';
@@ -111,7 +112,7 @@ describe('dependency down', () => {
     const queue = new InProcessQueue({ concurrency: 1, defaultTimeoutMs: 1000, log: createLogger('silent') });
     const app = Fastify();
     await app.register(errorHandler);
-    await app.register(healthRoutes, { db, queue });
+    await app.register(healthRoutes, { db, queue, dbTimeoutMs: 1000 });
     try {
       const res = await app.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);
@@ -123,6 +124,36 @@ describe('dependency down', () => {
       await app.close();
       await queue.close();
       await db.close();
+    }
+  });
+
+  it('answers 503 in about the connect timeout when Postgres accepts connections but never answers', async () => {
+    // A listener that takes the TCP connection and says nothing: a hung server or a half-open path.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const db = createPgDb({ connectionString: `postgres://postgres@127.0.0.1:${port}/nothing`, connectTimeoutMs: 300 });
+    const queue = new InProcessQueue({ concurrency: 1, defaultTimeoutMs: 1000, log: createLogger('silent') });
+    const app = Fastify();
+    await app.register(errorHandler);
+    await app.register(healthRoutes, { db, queue, dbTimeoutMs: 300 });
+    app.get('/write', async () => db.transaction((tx) => tx.query('SELECT 1')));
+    try {
+      for (const url of ['/readyz', '/write']) {
+        const start = Date.now();
+        const res = await app.inject({ method: 'GET', url });
+        expect(Date.now() - start, url).toBeLessThan(1500);
+        expectErrorShape(res.json(), 503, 'SERVICE_UNAVAILABLE');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect(sockets.size).toBeGreaterThan(0);
+    } finally {
+      await app.close();
+      await queue.close();
+      await db.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 });
