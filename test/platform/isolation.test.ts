@@ -39,3 +39,112 @@ describe('cross-project isolation on every route', () => {
     expect((await h.call('GET', b.projectId, `/admin/memory/${m.id}`)).json().content).toBe('B secret');
   });
 });
+
+// Generated from the OpenAPI document: every project operation, called on project A's own path with
+// A's key but with project B's resource ids (in the path, or as references in the body), answers
+// 404 or a 4xx and never B's data, and B's resources are unchanged. An operation with an id
+// parameter or an id reference this test does not know fails it, so a new route is covered the
+// day it lands.
+describe("another project's ids on a project's own routes", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h?.close());
+
+  type Operation = { method: string; path: string; operationId: string; body?: unknown };
+  /** Body fields that name another resource: the operations that take them, and a body that names B's. */
+  const KINDS = 'Memory|Alert|Pattern|Event|Decision|Outcome|Entity|Edge|Prediction';
+  const REFERENCE = new RegExp(`^(${KINDS.toLowerCase()})Ids?$|[a-z](${KINDS})Ids?$|^supersededById$`);
+
+  it('answers 404 (or a 4xx) and nothing of B for every id parameter and reference', async () => {
+    const a = await h.project();
+    const b = await h.project();
+    const secret = 'B secret 7f3a';
+    const bMemory = (await h.call('POST', b.projectId, '/admin/memory', { body: { content: secret } })).json();
+    const bAlert = (
+      await h.call('POST', b.projectId, '/memory-alerts', {
+        body: { name: `${secret} rule`, trigger: { kind: 'engine-event', eventTypes: ['iso.x'] }, notify: [{ kind: 'memory', writeAs: { content: secret, scope: 'project' } }] },
+      })
+    ).json();
+    expect(bMemory.id).toMatch(/^mem_/);
+    expect(bAlert.id).toBeTruthy();
+    const aMemory = (await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'A own memory' } })).json();
+
+    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id };
+    /** Bodies for the writes that take an id parameter, so that the call passes validation and meets the lookup. */
+    const writeBodies: Record<string, unknown> = {
+      'PATCH /memory-alerts/{alertId}': { enabled: false },
+      'PATCH /admin/memory/{memoryId}': { content: 'overwritten by A' },
+      'POST /admin/memory/{memoryId}/promote': { targetScope: 'user' },
+      'POST /admin/memory/{memoryId}/confirm': { status: 'rejected' },
+    };
+    /** For each (operation, body reference): a body naming B's resource. */
+    const referenceBodies: Record<string, { path?: string; body: unknown }> = {
+      'POST /admin/memory sourceMemoryIds': { body: { content: 'A derived memory', sourceMemoryIds: [bMemory.id] } },
+      'PATCH /admin/memory/{memoryId} sourceMemoryIds': { path: `/admin/memory/${aMemory.id}`, body: { sourceMemoryIds: [bMemory.id] } },
+      'PATCH /admin/memory/{memoryId} supersededById': { path: `/admin/memory/${aMemory.id}`, body: { supersededById: bMemory.id } },
+      'POST /lattice/events/emit sourceMemoryIds': { body: { eventType: 'iso.ref', sourceMemoryIds: [bMemory.id] } },
+      'POST /lattice/events/emit sourcePatternId': { body: { eventType: 'iso.pattern', sourcePatternId: bMemory.id } },
+    };
+
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const prefix = '/api/v1/projects/{projectId}';
+    const operations: Operation[] = [];
+    const references: string[] = [];
+    const resolve = (schema: unknown): unknown => {
+      const ref = (schema as { $ref?: string } | undefined)?.$ref;
+      return ref ? doc.components.schemas[ref.split('/').pop()!] : schema;
+    };
+    const fieldsOf = (schema: unknown, out = new Set<string>()): Set<string> => {
+      const s = resolve(schema) as Record<string, unknown> | undefined;
+      if (!s || typeof s !== 'object') return out;
+      for (const [name, sub] of Object.entries((s.properties as Record<string, unknown>) ?? {})) {
+        out.add(name);
+        fieldsOf(sub, out);
+      }
+      for (const key of ['items', 'additionalProperties']) if (s[key] && typeof s[key] === 'object') fieldsOf(s[key], out);
+      for (const key of ['anyOf', 'oneOf', 'allOf']) for (const sub of (s[key] as unknown[]) ?? []) fieldsOf(sub, out);
+      return out;
+    };
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId: string; requestBody?: { content?: Record<string, { schema: unknown }> } }>>)) {
+      if (!path.startsWith(`${prefix}/`)) continue;
+      for (const [method, op] of Object.entries(item)) {
+        const route = `${method.toUpperCase()} ${path.slice(prefix.length)}`;
+        operations.push({ method: method.toUpperCase(), path: path.slice(prefix.length), operationId: op.operationId });
+        const schema = op.requestBody?.content?.['application/json']?.schema;
+        for (const field of fieldsOf(schema)) if (REFERENCE.test(field)) references.push(`${route} ${field}`);
+      }
+    }
+    expect(operations.length).toBeGreaterThan(20);
+
+    // Every id parameter is known, and every operation that takes one is called with B's id.
+    const withIds = operations.filter((o) => /\{\w+\}/.test(o.path));
+    expect(withIds.length).toBeGreaterThan(5);
+    for (const op of withIds) {
+      const route = `${op.method} ${op.path}`;
+      const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        expect(foreign, `${route}: no foreign id known for {${name}}; add one to this test`).toHaveProperty(name);
+        return foreign[name]!;
+      });
+      const body = op.method === 'GET' || op.method === 'DELETE' ? undefined : (writeBodies[route] ?? {});
+      const res = await h.call(op.method as 'GET', a.projectId, path, body === undefined ? {} : { body });
+      expect(res.statusCode, `${route} with B's id`).toBe(404);
+      expect(res.body, route).not.toContain(secret);
+    }
+
+    // Every body field that names a resource is known, and naming B's answers no B data.
+    expect(references.sort()).toEqual(Object.keys(referenceBodies).sort());
+    for (const [reference, { path, body }] of Object.entries(referenceBodies)) {
+      const [method, route] = reference.split(' ');
+      const res = await h.call(method as 'POST', a.projectId, path ?? route!, { body });
+      expect(res.statusCode, `${reference}: ${res.body}`).toBeLessThan(500);
+      expect(res.body, reference).not.toContain(secret);
+    }
+    // What A's calls named stays B's and unchanged; A cannot reach it through its own project.
+    expect((await h.call('GET', a.projectId, `/admin/memory/${bMemory.id}`)).statusCode).toBe(404);
+    const stillB = await h.call('GET', b.projectId, `/admin/memory/${bMemory.id}`);
+    expect(stillB.json()).toMatchObject({ content: secret, status: 'confirmed' });
+    expect((await h.call('GET', b.projectId, `/memory-alerts/${bAlert.id}`)).json()).toMatchObject({ enabled: true });
+  });
+});
