@@ -68,6 +68,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
       connectTimeout: Math.max(this.commandTimeoutMs, 1000),
     });
     this.connection.on('error', () => {}); // surfaced through ping() and failed calls
+    this.connection.setMaxListeners(0); // each request waiting on a job listens for 'close'
     this.queue = new Queue(QUEUE_NAME, {
       connection: this.connection,
       prefix: options.prefix,
@@ -96,12 +97,20 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`)), timeoutMs);
     });
+    // Redis going away while the caller waits: its answer could not arrive, so say so now rather
+    // than at the job timeout (30 s by default).
+    let onClose: (() => void) | undefined;
+    const lost = new Promise<never>((_, reject) => {
+      onClose = () => reject(new DependencyUnavailableError(`lost the queue (Redis) while job ${name} ran; it may still complete`));
+      this.connection.once('close', onClose);
+    });
     try {
-      return (await Promise.race([job.waitUntilFinished(this.events!, timeoutMs + 1000), timeout])) as M[N]['result'];
+      return (await Promise.race([job.waitUntilFinished(this.events!, timeoutMs + 1000), timeout, lost])) as M[N]['result'];
     } catch (error) {
       throw decodeError(error);
     } finally {
       clearTimeout(timer);
+      this.connection.off('close', onClose!);
     }
   }
 

@@ -96,4 +96,46 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
     const after = await h.call('POST', project.projectId, '/admin/memory/embeddings/backfill', { body: {} });
     expect(after.statusCode).toBe(200);
   }, 60_000);
+
+  it('under write load, Redis down for 10 s: every answer is a success or a prompt 503, and no acknowledged write is lost', async () => {
+    let running = true;
+    const outcomes: { path: string; status: number; ms: number; retryAfter?: string; id?: string }[] = [];
+    const writes: [string, (n: number) => unknown][] = [
+      ['/admin/memory', (n) => ({ content: `Remembered during the Redis outage, item ${n}` })],
+      ['/lattice/events/emit', (n) => ({ eventType: 'outage.load', dedupeKey: `redis-${n}` })],
+      ['/memory-typed/observations', (n) => ({ observations: [{ id: `obs-redis-${n}`, subjectKind: 'user', subjectExternalId: 'u1', valueNumeric: n }] })],
+      ['/admin/memory/embeddings/backfill', () => ({})],
+    ];
+    const writer = async (w: number) => {
+      for (let n = w * 100_000; running; n++) {
+        const [path, body] = writes[n % writes.length]!;
+        const { result, ms } = await timed(() => h.call('POST', project.projectId, path, { body: body(n) }));
+        const json = result.statusCode < 300 ? result.json() : undefined;
+        outcomes.push({ path, status: result.statusCode, ms, retryAfter: result.headers['retry-after'] as string | undefined, id: path === '/admin/memory' ? json?.id : undefined });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const writers = [0, 1, 2].map(writer);
+    await new Promise((r) => setTimeout(r, 1000));
+    await stopRedis(redis);
+    await new Promise((r) => setTimeout(r, 10_000));
+    redis = await startRedis(port);
+    const back = Date.now();
+    while (Date.now() - back < 20_000 && (await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 200) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 1000));
+    running = false;
+    await Promise.all(writers);
+
+    for (const o of outcomes) {
+      expect([200, 201, 202, 503], `${o.path} answered ${o.status}`).toContain(o.status);
+      expect(o.ms, `${o.path} took ${o.ms} ms and answered ${o.status}`).toBeLessThan(3000);
+      if (o.status === 503) expect(Number(o.retryAfter)).toBeGreaterThan(0);
+    }
+    // Writes that only need a follow-up job never failed; the queue-backed one did, while Redis was down.
+    expect(outcomes.filter((o) => o.path !== '/admin/memory/embeddings/backfill' && o.status === 503)).toEqual([]);
+    expect(outcomes.filter((o) => o.path === '/admin/memory/embeddings/backfill' && o.status === 503).length).toBeGreaterThan(0);
+    const ids = outcomes.filter((o) => o.id).map((o) => o.id!);
+    const stored = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::text[])', [ids]);
+    expect(stored.rows[0]!.n).toBe(ids.length);
+  }, 90_000);
 });
