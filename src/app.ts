@@ -6,7 +6,7 @@ import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler';
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { mcpRoutes } from './mcp/routes.js';
 import type { Lattice } from './modules.js';
-import errorHandler from './platform/error-handler.js';
+import errorHandler, { clientErrorHandler, sendError } from './platform/error-handler.js';
 import { ValidationError } from './platform/errors.js';
 import { healthRoutes } from './platform/health.js';
 import { findInputProblem, isStorableTimestamp } from './platform/input-guard.js';
@@ -49,6 +49,20 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
     loggerInstance: options.logger === false ? undefined : runtime.log,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // Node measures the request timeout against the larger of it and headersTimeout (60 s by
+    // default) and checks only every connectionsCheckingInterval (30 s by default), so without
+    // these a body trickled in could hold a socket for up to 90 s whatever REQUEST_TIMEOUT_MS says.
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
+    clientErrorHandler,
+    // The router refuses a URL whose percent-escapes do not decode, or a path parameter past its
+    // length limit, before any hook runs; without this it answers in its own body and codes.
+    frameworkErrors: (error, request, reply) => {
+      sendError(error, request, reply);
+    },
     // close() ends idle keep-alive sockets at once and lets in-flight requests finish (each closes
     // its socket after answering); new connections are refused.
     forceCloseConnections: 'idle',

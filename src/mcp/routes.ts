@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { ToolDefinition } from '../platform/module.js';
 import type { TenancyApi } from '../tenancy/index.js';
+import { refuseInvalidParams } from './invalid-params.js';
 import { buildMcpServer } from './server.js';
 
 export interface McpRouteOptions {
@@ -39,6 +40,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRouteOptions> = async (app,
         void server.close();
       });
       await server.connect(transport);
+      refuseInvalidParams(transport);
       await transport.handleRequest(request.raw, reply.raw, request.body);
     },
   );

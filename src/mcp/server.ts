@@ -5,7 +5,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
-import { AppError, ValidationError } from '../platform/errors.js';
+import { isConnectionError, isDataException } from '../platform/db.js';
+import { AppError, DependencyUnavailableError, ValidationError } from '../platform/errors.js';
 import type { ToolDefinition } from '../platform/module.js';
 import type { Principal, TenancyApi } from '../tenancy/index.js';
 
@@ -17,6 +18,20 @@ const COMPATIBILITY = {
 
 function ok(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] };
+}
+
+/**
+ * What a tool threw, in the codes the REST error handler answers the same failure with
+ * (src/platform/error-handler.ts): a value Postgres refuses (SQLSTATE class 22, say a number a
+ * `real` column cannot hold) is the caller's 400, an unreachable dependency a 503.
+ */
+function asAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (isDataException(error)) {
+    return new ValidationError(`a value in the arguments cannot be stored: ${error instanceof Error ? error.message : 'invalid value'}`, undefined, { cause: error });
+  }
+  if (isConnectionError(error)) return new DependencyUnavailableError('a dependency is unavailable; retry shortly', { cause: error });
+  return undefined;
 }
 
 function failure(error: unknown): CallToolResult {
@@ -46,9 +61,10 @@ export function buildMcpServer(tools: readonly ToolDefinition[], access: Pick<Te
         const claimed = args.projectId;
         if (claimed !== undefined && claimed !== projectId) throw new ValidationError(`projectId ${String(claimed)} does not match the API key's project`);
         return ok(await tool.run(args, { projectId, log }));
-      } catch (error) {
+      } catch (thrown) {
+        const error = asAppError(thrown) ?? thrown;
         statusCode = error instanceof AppError ? error.statusCode : 500;
-        if (!(error instanceof AppError)) log.error({ err: error, tool: tool.name }, 'MCP tool failed');
+        if (statusCode >= 500) log.error({ err: thrown, tool: tool.name }, 'MCP tool failed');
         return failure(error);
       } finally {
         if (tool.audit) {

@@ -1,6 +1,8 @@
 // The one error handler: every failure leaves in the same body, `{ statusCode, code, message,
 // params? }` (WIRE.md), with the status its code maps to. 5xx answers never carry internals.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type Static } from 'typebox';
 import { isConnectionError, isDataException } from './db.js';
@@ -55,6 +57,9 @@ const FASTIFY_CODES: Record<string, { statusCode: number; code: string; message?
   FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the JSON body is empty' },
   FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the body is not valid JSON' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the content length does not match the body' },
+  // The router's own refusals, handed over through Fastify's `frameworkErrors` (src/app.ts).
+  FST_ERR_BAD_URL: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the URL is not valid: a percent-escape does not decode' },
+  FST_ERR_MAX_PARAM_LENGTH: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'a path parameter is too long' },
 };
 
 export function toErrorBody(error: unknown, request: FastifyRequest): { body: ErrorBody; retryAfter?: number } {
@@ -100,6 +105,31 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   else request.log.info({ code: body.code, status: body.statusCode }, body.message);
   if (retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
   return reply.code(body.statusCode).type('application/json').send(body);
+}
+
+/** What Node refuses before a request reaches Fastify, in our codes. */
+const CLIENT_ERRORS: Record<string, Omit<ErrorBody, 'params'>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { statusCode: 408, code: 'REQUEST_TIMEOUT', message: 'the request was not received within the request timeout' },
+  HPE_HEADER_OVERFLOW: { statusCode: 431, code: 'HEADERS_TOO_LARGE', message: 'the request headers exceed the size limit' },
+};
+
+/**
+ * The server's clientError handler (Fastify's `clientErrorHandler`): a request not received within
+ * REQUEST_TIMEOUT_MS, oversized headers or bytes that are not HTTP get the same body as every other
+ * failure (Fastify's default writes `{ error, message, statusCode }`), then the socket is closed.
+ */
+export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const body = CLIENT_ERRORS[error.code] ?? { statusCode: 400, code: 'BAD_REQUEST', message: 'the request is not valid HTTP' };
+  // As Node's own handler does: never write into a response that has begun on this socket.
+  const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && response?.headersSent !== true) {
+    const text = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${body.statusCode} ${STATUS_CODES[body.statusCode]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {

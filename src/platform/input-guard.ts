@@ -54,12 +54,14 @@ export function findInputProblem(value: unknown, root: string): InputProblem | u
 }
 
 // RFC 3339 date-time, as the `date-time` format reads it.
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 /**
  * A timestamp both Postgres and JS hold: RFC 3339 with a real calendar date, no leap second (JS
- * has no 23:59:60), and a year from 0001 to 9999 (Postgres has no year 0 and JS ends in 275760).
+ * has no 23:59:60), and a year from 0001 to 9999 (Postgres has no year 0 and JS ends in 275760),
+ * which `new Date(text)` (how the services read it) reads as the instant it names: with a space
+ * for the T, JS reads years 0050 to 0099 as 1950 to 1999, and years before 0050 as no date at all.
  */
 export function isStorableTimestamp(text: string): boolean {
   const m = DATE_TIME.exec(text);
@@ -67,9 +69,13 @@ export function isStorableTimestamp(text: string): boolean {
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
   if (hour > 23 || minute > 59 || second > 59) return false;
-  if (m[7] && (Number(m[8]) > 23 || Number(m[9]) > 59)) return false;
-  const instant = Date.parse(text.replace(' ', 'T'));
-  if (!Number.isFinite(instant)) return false;
+  if (m[8] && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  // The instant from the fields themselves (setUTCFullYear takes years 0-99 as they are).
+  const fields = new Date(0);
+  fields.setUTCFullYear(year, month - 1, day);
+  fields.setUTCHours(hour, minute, second, Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)));
+  const instant = fields.getTime() - (m[8] ? (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10])) * 60_000 : 0);
+  if (Date.parse(text) !== instant) return false;
   const utcYear = new Date(instant).getUTCFullYear();
   return utcYear >= 1 && utcYear <= 9999;
 }

@@ -105,8 +105,46 @@ function stepBack(date: Date, phrase: string, now: Date): void {
   }
 }
 
+/**
+ * spacetime, under compromise-dates, holds years from -4000 to 4000 only: a `now` past that
+ * overflows the stack, and a date near it sends the duration it computes for every match into an
+ * endless loop ("We met on 3999-12-31", "in 721,700 days", "in 1000 years" said in 2999), which
+ * would hold the event loop for good. A statement is read for dates only when nothing it can name
+ * comes near that edge: `now`, every number (as a year), and `now` moved by every count of a unit.
+ */
+const YEAR_LIMIT = 3900;
+const UNIT_YEARS: readonly [RegExp, number][] = [
+  [/^(?:millenni(?:um|a)s?)$/i, 1000],
+  [/^(?:centur(?:y|ies))$/i, 100],
+  [/^(?:decades?)$/i, 10],
+  [/^(?:years?|yrs?)$/i, 1],
+  [/^(?:quarters?)$/i, 1 / 4],
+  [/^(?:months?|mos?)$/i, 1 / 12],
+  [/^(?:fortnights?)$/i, 14 / 365],
+  [/^(?:weeks?|wks?)$/i, 7 / 365],
+  [/^(?:days?)$/i, 1 / 365],
+  [/^(?:hours?|hrs?|minutes?|mins?|seconds?|secs?)$/i, 1 / 8760],
+];
+/** A number (digits, maybe in groups of three: 721,700) and the word after it. */
+const NUMBER_AND_WORD = /(?<!\d)(\d{1,3}(?:[,' _]\d{3})+|\d+)(?!\d)(?:\s*-?\s*([a-z]+))?/gi;
+
+function datesWithinReach(text: string, now: Date): boolean {
+  const year = now.getUTCFullYear();
+  if (!(Math.abs(year) < YEAR_LIMIT)) return false;
+  // "a thousand years": a count in words, too large to bound by its digits.
+  if (/\b(?:thousands?|millions?|billions?|trillions?)\b/i.test(text)) return false;
+  for (const [, digits, word] of text.matchAll(NUMBER_AND_WORD)) {
+    const value = Number(digits!.replace(/\D/g, ''));
+    if (value >= YEAR_LIMIT) return false;
+    const perUnit = word === undefined ? undefined : UNIT_YEARS.find(([unit]) => unit.test(word))?.[1];
+    if (perUnit !== undefined && Math.abs(year) + value * perUnit >= YEAR_LIMIT) return false;
+  }
+  return true;
+}
+
 /** Dates in the text, read in UTC relative to `now` so the same input always gives the same answer. */
 function datesOf(doc: Doc, now: Date): SpottedDate {
+  if (!datesWithinReach(doc.text(), now)) return { dayLevel: false, repeating: false };
   const matches = datedMatches(doc, now);
   const repeating = matches.some((m) => Boolean(m.dates?.repeat));
   let found = firstDated(matches);
