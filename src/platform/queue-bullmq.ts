@@ -1,6 +1,7 @@
 // BullMQ implementation of the job queue: jobs persist in Redis, any number of `lattice worker`
 // processes consume them, and interactive callers await results through QueueEvents.
-import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import type { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { isConnectionError } from './db.js';
@@ -105,7 +106,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
       this.connection.once('close', onClose);
     });
     try {
-      return (await Promise.race([job.waitUntilFinished(this.events!, timeoutMs + 1000), timeout, lost])) as M[N]['result'];
+      return (await Promise.race([this.finished(job), timeout, lost])) as M[N]['result'];
     } catch (error) {
       throw decodeError(error);
     } finally {
@@ -163,6 +164,37 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     } catch (error) {
       throw new DependencyUnavailableError('the queue (Redis) is unreachable', { cause: error });
     }
+  }
+
+  /**
+   * The job's result, or its failure. BullMQ's own `waitUntilFinished` checks whether the job has
+   * already finished inside an async Promise executor, so when Redis drops at that moment the
+   * rejection is unhandled and ends the process; this checks the same way with the error caught.
+   * Settles only on an event or that check: the caller's race supplies the timeout.
+   */
+  private finished(job: AnyJob): Promise<unknown> {
+    // QueueEvents also emits `completed:<id>` and `failed:<id>`, which its typings do not list.
+    const events = this.events! as unknown as EventEmitter;
+    const id = job.id!;
+    return new Promise((resolve, reject) => {
+      const settle = (fn: () => void) => {
+        events.off(`completed:${id}`, onCompleted);
+        events.off(`failed:${id}`, onFailed);
+        fn();
+      };
+      const onCompleted = ({ returnvalue }: { returnvalue: unknown }) => settle(() => resolve(returnvalue));
+      const onFailed = ({ failedReason }: { failedReason: string }) => settle(() => reject(new Error(failedReason)));
+      events.on(`completed:${id}`, onCompleted);
+      events.on(`failed:${id}`, onFailed);
+      // It may have finished before the listeners were in place.
+      (async () => {
+        const state = await this.queue.getJobState(id);
+        if (state !== 'completed' && state !== 'failed') return;
+        const done = await Job.fromId(this.queue, id);
+        if (state === 'completed') settle(() => resolve(done?.returnvalue));
+        else settle(() => reject(new Error(done?.failedReason ?? `job ${id} failed`)));
+      })().catch((error: unknown) => settle(() => reject(this.unreachable(error) ? new DependencyUnavailableError('the queue (Redis) is unreachable', { cause: error }) : error)));
+    });
   }
 
   /** Waits for `promise` at most the command timeout; past it, a 503 naming what failed. */

@@ -9,10 +9,15 @@ import { RateLimitError } from '../platform/errors.js';
 import { bearerToken } from './auth.js';
 import { hashKey } from './keys.js';
 
-type RateLimitConfig = Pick<Config, 'redisUrl' | 'rateLimitPerMinute' | 'queuePrefix'>;
+type RateLimitConfig = Pick<Config, 'redisUrl' | 'rateLimitPerMinute' | 'queuePrefix' | 'queueCommandTimeoutMs'>;
 
 async function keyRateLimit(app: FastifyInstance, { config }: { config: RateLimitConfig }): Promise<void> {
-  const redis = config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  // While Redis is down a count fails at once (no offline queue, a command timeout) and the request
+  // goes through uncounted (skipOnError), rather than waiting on Redis.
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false, commandTimeout: config.queueCommandTimeoutMs });
   redis?.on('error', () => {});
   if (redis) app.addHook('onClose', async () => redis.disconnect());
   await app.register(rateLimit, {
