@@ -29,11 +29,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** How long a call to Redis from a request (enqueue, readiness) may wait before it answers 503. */
   readonly queueCommandTimeoutMs: number;
-  /**
-   * Postgres: how long a request may wait for a connection (a new one to be made, or a busy pool to
-   * free one) and how long /readyz waits for `SELECT 1`, before it answers 503.
-   */
+  /** Postgres: how long making a connection, and /readyz's `SELECT 1`, may take before a 503. */
   readonly dbConnectTimeoutMs: number;
+  /** Postgres: how long a request may wait for a free connection of a busy pool before a 503. */
+  readonly dbAcquireTimeoutMs: number;
   /** SIGTERM: how long in-flight requests and active jobs get to finish before the process exits. */
   readonly shutdownTimeoutMs: number;
   readonly rateLimitPerMinute: number;
@@ -177,6 +176,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     queueCommandTimeoutMs: r.int('QUEUE_COMMAND_TIMEOUT_MS', 1000, 50, 60_000),
     dbConnectTimeoutMs: r.int('DB_CONNECT_TIMEOUT_MS', 1000, 50, 60_000),
+    dbAcquireTimeoutMs: r.int('DB_ACQUIRE_TIMEOUT_MS', 10_000, 50, 600_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),

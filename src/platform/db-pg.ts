@@ -23,19 +23,34 @@ export interface PgDbOptions {
   max?: number;
   statementTimeoutMs?: number;
   /**
-   * How long to wait for a connection, new or from a busy pool, before failing with a connection
-   * error (a 503): a Postgres that is down or unreachable is reported in about this time.
+   * How long making a new connection may take before it fails with a connection error (a 503): a
+   * Postgres that is down or unreachable is reported in about this time.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long a caller may wait for a free connection of a busy pool (a burst, not an outage) before
+   * the same error.
+   */
+  acquireTimeoutMs?: number;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 10_000;
 
 export function createPgDb(options: PgDbOptions): Db {
+  // pg-pool uses one setting both for waiting on a busy pool and for making a connection; a client
+  // class of our own gives the second its shorter bound.
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  class Client extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
   const pool = new pg.Pool({
+    Client,
     connectionString: options.connectionString,
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: Math.max(connectTimeoutMs, options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS),
     statement_timeout: options.statementTimeoutMs ?? 60_000,
     // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
     // (it fires on the inflated costs of planner steering such as enable_sort = off).

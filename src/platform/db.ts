@@ -34,6 +34,7 @@ const CONNECTION_MESSAGES = [
   /^Connection terminated/,
   /connection error and is not queryable/,
   /timeout exceeded when trying to connect/,
+  /^timeout expired$/, // a pg client's own connect timeout (connectionTimeoutMillis)
   /^Connection is closed\.?$/,
   /enableOfflineQueue options is false/,
   /^Reached the max retries per request limit/,

@@ -37,7 +37,7 @@ export interface RuntimeOptions {
 export function openDatabase(config: Config): Promise<Db> {
   return config.databaseUrl === undefined
     ? createPgliteDb({ dataDir: config.dataDir })
-    : Promise.resolve(createPgDb({ connectionString: config.databaseUrl, connectTimeoutMs: config.dbConnectTimeoutMs }));
+    : Promise.resolve(createPgDb({ connectionString: config.databaseUrl, connectTimeoutMs: config.dbConnectTimeoutMs, acquireTimeoutMs: config.dbAcquireTimeoutMs }));
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
