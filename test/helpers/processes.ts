@@ -1,5 +1,6 @@
 // Runs the built CLI (dist/src/cli.js) as a separate process, as an operator would.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/platform/project-root.js';
 
@@ -89,3 +90,13 @@ export function startCli(args: string[], env: Record<string, string | undefined>
     },
   };
 }
+
+/** A TCP port free on loopback right now (for a server of a test's own). */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });

@@ -4,7 +4,6 @@
 // acknowledged is there after the restart; the API recovers by itself.
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +12,7 @@ import { buildApp } from '../../src/app.js';
 import { createLattice, type Lattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { SERVER_DATABASE_URL, testConfig } from '../helpers/harness.js';
+import { freePort } from '../helpers/processes.js';
 
 const binDir = (() => {
   const found = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
@@ -29,15 +29,6 @@ function pg(tool: string, args: string[]): void {
     : spawnSync(command, args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -15,12 +15,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { makeTexts, markdownTable, memoryTemplates, ms, mulberry32, progress, queryTemplates, summarise } from '../../bench/support.js';
-import { CLI } from '../helpers/processes.js';
+import { CLI, freePort } from '../helpers/processes.js';
 
 const seconds = (key: string, fallback: number) => {
   const value = Number(process.env[key] ?? fallback);
@@ -35,15 +34,6 @@ const SHARE = 0.8;
 
 type Op = 'search' | 'save' | 'emit' | 'ingest';
 const MIX: [Op, number][] = [['search', 0.4], ['save', 0.3], ['emit', 0.2], ['ingest', 0.1]];
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 const rssMb = (pid: number): number => {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
