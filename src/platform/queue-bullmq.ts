@@ -105,11 +105,13 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
       onClose = () => reject(new DependencyUnavailableError(`lost the queue (Redis) while job ${name} ran; it may still complete`));
       this.connection.once('close', onClose);
     });
+    const finished = this.finished(job);
     try {
-      return (await Promise.race([this.finished(job), timeout, lost])) as M[N]['result'];
+      return (await Promise.race([finished.result, timeout, lost])) as M[N]['result'];
     } catch (error) {
       throw decodeError(error);
     } finally {
+      finished.stop();
       clearTimeout(timer);
       this.connection.off('close', onClose!);
     }
@@ -170,20 +172,25 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
    * The job's result, or its failure. BullMQ's own `waitUntilFinished` checks whether the job has
    * already finished inside an async Promise executor, so when Redis drops at that moment the
    * rejection is unhandled and ends the process; this checks the same way with the error caught.
-   * Settles only on an event or that check: the caller's race supplies the timeout.
+   * Settles only on an event or that check: the caller's race supplies the timeout, and `stop`.
    */
-  private finished(job: AnyJob): Promise<unknown> {
+  private finished(job: AnyJob): { result: Promise<unknown>; stop(): void } {
     // QueueEvents also emits `completed:<id>` and `failed:<id>`, which its typings do not list.
     const events = this.events! as unknown as EventEmitter;
     const id = job.id!;
-    return new Promise((resolve, reject) => {
+    let stop = () => {};
+    const result = new Promise((resolve, reject) => {
       const settle = (fn: () => void) => {
-        events.off(`completed:${id}`, onCompleted);
-        events.off(`failed:${id}`, onFailed);
+        stop();
         fn();
       };
       const onCompleted = ({ returnvalue }: { returnvalue: unknown }) => settle(() => resolve(returnvalue));
       const onFailed = ({ failedReason }: { failedReason: string }) => settle(() => reject(new Error(failedReason)));
+      // Also when the caller stops waiting (its timeout): the listeners must not outlive the wait.
+      stop = () => {
+        events.off(`completed:${id}`, onCompleted);
+        events.off(`failed:${id}`, onFailed);
+      };
       events.on(`completed:${id}`, onCompleted);
       events.on(`failed:${id}`, onFailed);
       // It may have finished before the listeners were in place.
@@ -195,6 +202,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
         else settle(() => reject(new Error(done?.failedReason ?? `job ${id} failed`)));
       })().catch((error: unknown) => settle(() => reject(this.unreachable(error) ? new DependencyUnavailableError('the queue (Redis) is unreachable', { cause: error }) : error)));
     });
+    return { result, stop: () => stop() };
   }
 
   /** Waits for `promise` at most the command timeout; past it, a 503 naming what failed. */

@@ -150,6 +150,9 @@ for (const impl of implementations) {
       expect(error).toBeInstanceOf(JobTimeoutError);
       expect(error).toMatchObject({ code: 'JOB_TIMEOUT', statusCode: 503 });
       expect(rec.finished.get('late')).toBeUndefined();
+      // A wait given up leaves nothing listening for the job (BullMQ's QueueEvents, when there is one).
+      const events = (queue as unknown as { events?: { eventNames(): (string | symbol)[] } }).events;
+      expect(events?.eventNames().filter((name) => /^(completed|failed):/.test(String(name))) ?? []).toEqual([]);
       await expect.poll(() => rec.finished.get('late'), { timeout: 10_000 }).toBe(1);
     });
 
