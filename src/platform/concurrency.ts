@@ -30,3 +30,16 @@ export class Semaphore {
     }
   }
 }
+
+/** `promise`, or a rejection with `late()` once `ms` have passed without it settling. */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

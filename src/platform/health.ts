@@ -1,6 +1,7 @@
 // Liveness and readiness. /healthz: the process answers. /readyz: the database and the queue do too.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { withDeadline } from './concurrency.js';
 import type { Db } from './db.js';
 import { DependencyUnavailableError } from './errors.js';
 import type { JobQueue, JobMapBase } from './queue.js';
@@ -12,19 +13,6 @@ const StatusSchema = Type.Object({
   database: Type.Optional(Type.String()),
   queue: Type.Optional(Type.String()),
 });
-
-/** `SELECT 1`, failing after `timeoutMs` (a server that accepts connections but never answers). */
-async function pingDatabase(db: Db, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    await Promise.race([db.query('SELECT 1'), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; dbTimeoutMs: number }> = async (app, { db, queue, dbTimeoutMs }) => {
   app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: StatusSchema } } }, async () => ({ status: 'ok' }));
@@ -40,7 +28,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; 
     },
     async () => {
       try {
-        await pingDatabase(db, dbTimeoutMs);
+        // Bounded: a server that accepts connections but never answers is down too.
+        await withDeadline(db.query('SELECT 1'), dbTimeoutMs, () => new Error(`no answer within ${dbTimeoutMs} ms`));
       } catch (error) {
         throw new DependencyUnavailableError(`the database (${db.kind}) is unreachable`, { cause: error });
       }

@@ -4,6 +4,7 @@ import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
+import { withDeadline } from './concurrency.js';
 import { isConnectionError } from './db.js';
 import { AppError, DependencyUnavailableError, JobTimeoutError, RemoteAppError } from './errors.js';
 import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, ScheduleOptions } from './queue.js';
@@ -94,10 +95,6 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     await this.within(this.ensureEvents(), `could not run job ${name}: Redis is unreachable`);
     const job = await this.add(name, payload, { attempts: 1 });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`)), timeoutMs);
-    });
     // Redis going away while the caller waits: its answer could not arrive, so say so now rather
     // than at the job timeout (30 s by default).
     let onClose: (() => void) | undefined;
@@ -107,12 +104,12 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     });
     const finished = this.finished(job);
     try {
-      return (await Promise.race([finished.result, timeout, lost])) as M[N]['result'];
+      const result = Promise.race([finished.result, lost]);
+      return (await withDeadline(result, timeoutMs, () => new JobTimeoutError(`job ${name} did not finish within ${timeoutMs} ms; it may still complete`))) as M[N]['result'];
     } catch (error) {
       throw decodeError(error);
     } finally {
       finished.stop();
-      clearTimeout(timer);
       this.connection.off('close', onClose!);
     }
   }
@@ -206,16 +203,8 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   }
 
   /** Waits for `promise` at most the command timeout; past it, a 503 naming what failed. */
-  private async within<T>(promise: Promise<T>, message: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DependencyUnavailableError(message)), this.commandTimeoutMs);
-    });
-    try {
-      return await Promise.race([promise, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private within<T>(promise: Promise<T>, message: string): Promise<T> {
+    return withDeadline(promise, this.commandTimeoutMs, () => new DependencyUnavailableError(message));
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mapConcurrent, Semaphore } from '../../src/platform/concurrency.js';
+import { mapConcurrent, Semaphore, withDeadline } from '../../src/platform/concurrency.js';
 
 describe('mapConcurrent', () => {
   it('keeps input order and never runs more than the limit at once', async () => {
@@ -53,5 +53,24 @@ describe('Semaphore', () => {
     const slots = new Semaphore(1);
     await expect(slots.use(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(slots.use(async () => 'next')).resolves.toBe('next');
+  });
+});
+
+describe('withDeadline', () => {
+  const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+  class Late extends Error {}
+
+  it('answers what settles in time, value or error, and never calls late', async () => {
+    let called = 0;
+    const late = () => (called++, new Late('late'));
+    await expect(withDeadline(after(5, 'on time'), 200, late)).resolves.toBe('on time');
+    await expect(withDeadline(Promise.reject(new Error('own failure')), 200, late)).rejects.toThrow('own failure');
+    expect(called).toBe(0);
+  });
+
+  it("rejects with late's error once the deadline passes, without waiting for the promise", async () => {
+    const start = Date.now();
+    await expect(withDeadline(new Promise(() => {}), 30, () => new Late('too slow'))).rejects.toBeInstanceOf(Late);
+    expect(Date.now() - start).toBeLessThan(1000);
   });
 });
