@@ -5,8 +5,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
-import { isConnectionError, isDataException } from '../platform/db.js';
-import { AppError, DependencyUnavailableError, ValidationError } from '../platform/errors.js';
+import { asAppError } from '../platform/db.js';
+import { AppError, ValidationError } from '../platform/errors.js';
 import type { ToolDefinition } from '../platform/module.js';
 import type { Principal, TenancyApi } from '../tenancy/index.js';
 
@@ -18,20 +18,6 @@ const COMPATIBILITY = {
 
 function ok(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] };
-}
-
-/**
- * What a tool threw, in the codes the REST error handler answers the same failure with
- * (src/platform/error-handler.ts): a value Postgres refuses (SQLSTATE class 22, say a number a
- * `real` column cannot hold) is the caller's 400, an unreachable dependency a 503.
- */
-function asAppError(error: unknown): AppError | undefined {
-  if (error instanceof AppError) return error;
-  if (isDataException(error)) {
-    return new ValidationError(`a value in the arguments cannot be stored: ${error instanceof Error ? error.message : 'invalid value'}`, undefined, { cause: error });
-  }
-  if (isConnectionError(error)) return new DependencyUnavailableError('a dependency is unavailable; retry shortly', { cause: error });
-  return undefined;
 }
 
 function failure(error: unknown): CallToolResult {

@@ -1,6 +1,7 @@
 // One database interface with two adapters: node-postgres for real deployments and PGlite for the
 // embedded default. Stores take a `Queryable`, so the same function runs inside or outside a
 // transaction.
+import { AppError, DependencyUnavailableError, ValidationError } from './errors.js';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -66,6 +67,20 @@ export function isConnectionError(error: unknown): boolean {
     code === '53300' || // too many connections
     NETWORK_CODES.has(code)
   );
+}
+
+/**
+ * A failure from below (Postgres, Redis) as the caller's error, for every surface that answers one
+ * (the REST error handler, MCP tools): a value Postgres refuses is the caller's 400 (the backstop
+ * behind the input guard), a dependency that is unreachable a 503. Anything else: undefined.
+ */
+export function asAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (isDataException(error)) {
+    return new ValidationError(`a value in the request cannot be stored: ${error instanceof Error ? error.message : 'invalid value'}`, undefined, { cause: error });
+  }
+  if (isConnectionError(error)) return new DependencyUnavailableError('a dependency is unavailable; retry shortly', { cause: error });
+  return undefined;
 }
 
 export const UNIQUE_VIOLATION = '23505';

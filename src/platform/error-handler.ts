@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type Static } from 'typebox';
-import { isConnectionError, isDataException } from './db.js';
+import { asAppError } from './db.js';
 import { AppError } from './errors.js';
 
 export const ErrorBodySchema = Type.Object(
@@ -62,7 +62,8 @@ const FASTIFY_CODES: Record<string, { statusCode: number; code: string; message?
   FST_ERR_MAX_PARAM_LENGTH: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'a path parameter is too long' },
 };
 
-export function toErrorBody(error: unknown, request: FastifyRequest): { body: ErrorBody; retryAfter?: number } {
+export function toErrorBody(thrown: unknown, request: FastifyRequest): { body: ErrorBody; retryAfter?: number } {
+  const error = asAppError(thrown) ?? thrown;
   if (error instanceof AppError) {
     return {
       body: {
@@ -80,17 +81,6 @@ export function toErrorBody(error: unknown, request: FastifyRequest): { body: Er
   if (mapped) return { body: { statusCode: mapped.statusCode, code: mapped.code, message: mapped.message ?? fastifyError.message } };
   if (fastifyError instanceof SyntaxError && fastifyError.statusCode === 400) {
     return { body: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'the body is not valid JSON' } };
-  }
-  if (isDataException(error)) {
-    // The backstop behind the input guard: a value the schemas let through that Postgres refuses.
-    const detail = error instanceof Error ? error.message : 'invalid value';
-    return { body: { statusCode: 400, code: 'VALIDATION_ERROR', message: `a value in the request cannot be stored: ${detail}` } };
-  }
-  if (isConnectionError(error)) {
-    return {
-      body: { statusCode: 503, code: 'SERVICE_UNAVAILABLE', message: 'a dependency is unavailable; retry shortly' },
-      retryAfter: 5,
-    };
   }
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
