@@ -7,9 +7,8 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { mcpRoutes } from './mcp/routes.js';
 import type { Lattice } from './modules.js';
 import errorHandler, { clientErrorHandler, sendError } from './platform/error-handler.js';
-import { ValidationError } from './platform/errors.js';
 import { healthRoutes } from './platform/health.js';
-import { findInputProblem, isStorableTimestamp } from './platform/input-guard.js';
+import { assertStorableInput, isStorableTimestamp } from './platform/input-guard.js';
 import openapi from './platform/openapi.js';
 
 export const API_PREFIX = '/api/v1/projects/:projectId';
@@ -78,8 +77,8 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
   await app.register(errorHandler);
   // Before any schema or handler sees the input (and before anything walks it), for every route.
   app.addHook('preValidation', async (request) => {
-    const problem = findInputProblem(request.body, 'body') ?? findInputProblem(request.query, 'querystring');
-    if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
+    assertStorableInput(request.body, 'body');
+    assertStorableInput(request.query, 'querystring');
   });
   await app.register(openapi);
   await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue, dbTimeoutMs: runtime.config.dbConnectTimeoutMs });

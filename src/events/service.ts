@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Db, Queryable } from '../platform/db.js';
 import { ValidationError } from '../platform/errors.js';
-import { findInputProblem } from '../platform/input-guard.js';
+import { assertStorableInput } from '../platform/input-guard.js';
 import type { EmitBody, LoggedEvent, NewEvent } from './schemas.js';
 import * as store from './store.js';
 
@@ -31,8 +31,7 @@ export function parsePayload(body: Pick<EmitBody, 'payload' | 'payloadJson'>): R
     throw new ValidationError('payloadJson must hold a JSON object', { field: 'payloadJson' });
   }
   // JSON text is parsed here, past the request guard: the same rules apply to what it holds.
-  const problem = findInputProblem(parsed, 'body.payloadJson');
-  if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
+  assertStorableInput(parsed, 'body.payloadJson');
   return parsed as Record<string, unknown>;
 }
 

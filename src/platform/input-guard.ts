@@ -5,6 +5,8 @@
 // code walks them), and timestamps that both Postgres and JS hold (the `date-time` format, below).
 // The walk is iterative: nothing recursive runs on user data.
 
+import { ValidationError } from './errors.js';
+
 /** Objects and arrays nested deeper than this are refused. */
 export const MAX_NESTING = 32;
 
@@ -51,6 +53,12 @@ export function findInputProblem(value: unknown, root: string): InputProblem | u
     }
   }
   return undefined;
+}
+
+/** Throws the 400 naming the field when `value` holds something no store can take. */
+export function assertStorableInput(value: unknown, root: string): void {
+  const problem = findInputProblem(value, root);
+  if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { errors: [problem] });
 }
 
 // RFC 3339 date-time, as the `date-time` format reads it.
