@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
 import { withDeadline } from './concurrency.js';
 import { isConnectionError } from './db.js';
+import { failFastRedis } from './redis.js';
 import { AppError, DependencyUnavailableError, JobTimeoutError, RemoteAppError } from './errors.js';
 import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, ScheduleOptions } from './queue.js';
 
@@ -62,14 +63,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private readonly clients: Redis[] = [];
 
   constructor(private readonly options: BullQueueOptions) {
-    this.connection = new Redis(options.redisUrl, {
-      lazyConnect: false,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: this.commandTimeoutMs,
-      connectTimeout: Math.max(this.commandTimeoutMs, 1000),
-    });
-    this.connection.on('error', () => {}); // surfaced through ping() and failed calls
+    this.connection = failFastRedis(options.redisUrl, this.commandTimeoutMs);
     this.connection.setMaxListeners(0); // each request waiting on a job listens for 'close'
     this.queue = new Queue(QUEUE_NAME, {
       connection: this.connection,

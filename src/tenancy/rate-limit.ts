@@ -3,9 +3,9 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { RateLimitError } from '../platform/errors.js';
+import { failFastRedis } from '../platform/redis.js';
 import { bearerToken } from './auth.js';
 import { hashKey } from './keys.js';
 
@@ -14,11 +14,7 @@ type RateLimitConfig = Pick<Config, 'redisUrl' | 'rateLimitPerMinute' | 'queuePr
 async function keyRateLimit(app: FastifyInstance, { config }: { config: RateLimitConfig }): Promise<void> {
   // While Redis is down a count fails at once (no offline queue, a command timeout) and the request
   // goes through uncounted (skipOnError), rather than waiting on Redis.
-  const redis =
-    config.redisUrl === undefined
-      ? undefined
-      : new Redis(config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false, commandTimeout: config.queueCommandTimeoutMs });
-  redis?.on('error', () => {});
+  const redis = config.redisUrl === undefined ? undefined : failFastRedis(config.redisUrl, config.queueCommandTimeoutMs);
   if (redis) app.addHook('onClose', async () => redis.disconnect());
   await app.register(rateLimit, {
     max: config.rateLimitPerMinute,
