@@ -2,6 +2,7 @@
 // REST routes. The MCP server (src/mcp) checks each tool's permission and maps its errors.
 import { z } from 'zod';
 import { ValidationError } from '../platform/errors.js';
+import { SUBJECT_LIMITS } from '../platform/common-schemas.js';
 import { isStorableTimestamp } from '../platform/input-guard.js';
 import { defineTool, type ToolDefinition } from '../platform/module.js';
 import type { MemoryObserver } from './observe/observe.js';
@@ -15,7 +16,8 @@ const type = z.enum(MEMORY_TYPES);
 const limit = (d: number, max: number) => z.number().int().min(1).max(max).optional().describe(`default ${d}, at most ${max}`);
 const offset = z.number().int().min(0).max(10_000).optional();
 const isoTime = z.string().refine(isStorableTimestamp, 'must be an RFC 3339 timestamp (years 0001 to 9999, no leap second)');
-const subject = z.object({ kind: z.string().min(1), externalId: z.string().min(1) });
+// The REST subject's bounds, so both surfaces refuse the same subjects.
+const subject = z.object({ kind: z.string().min(1).max(SUBJECT_LIMITS.kind), externalId: z.string().min(1).max(SUBJECT_LIMITS.externalId) });
 /** Who wrote it and about whom, as the public MCP clients send it. */
 const provenance = {
   agentId: z.string().max(256).optional(),

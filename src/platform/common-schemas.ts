@@ -2,10 +2,13 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 
+/** A subject's bounds, shared by every surface that takes one (REST schemas, MCP tools). */
+export const SUBJECT_LIMITS = { kind: 100, externalId: 256 } as const;
+
 export const SubjectSchema = Type.Object(
   {
-    kind: Type.String({ minLength: 1, maxLength: 100, description: 'What the subject is, e.g. user, customer, patient' }),
-    externalId: Type.String({ minLength: 1, maxLength: 256, description: "The subject's id in the caller's system" }),
+    kind: Type.String({ minLength: 1, maxLength: SUBJECT_LIMITS.kind, description: 'What the subject is, e.g. user, customer, patient' }),
+    externalId: Type.String({ minLength: 1, maxLength: SUBJECT_LIMITS.externalId, description: "The subject's id in the caller's system" }),
   },
   { additionalProperties: false, title: 'Subject' },
 );

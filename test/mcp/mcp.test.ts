@@ -96,6 +96,20 @@ describe('MCP endpoint', () => {
     expect(badScope.isError).toBe(true);
   });
 
+  it('bounds a subject as REST does: kind up to 100 characters, externalId up to 256', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    // Refused by the tool's argument schema, which the SDK reports as a tool error of its own words.
+    const save = async (subject: { kind: string; externalId: string }) =>
+      (await client.callTool({ name: 'memory_save', arguments: { content: `Bounded subject ${subject.kind.length}/${subject.externalId.length}`, type: 'fact', scope: 'user', subject } })) as ToolResult;
+    expect((await save({ kind: 'k'.repeat(100), externalId: 'e'.repeat(256) })).isError).toBeFalsy();
+    const longKind = await save({ kind: 'k'.repeat(101), externalId: 'e' });
+    const longId = await save({ kind: 'user', externalId: 'e'.repeat(257) });
+    expect([longKind.isError, JSON.stringify(longKind.content)]).toEqual([true, expect.stringMatching(/kind/)]);
+    expect([longId.isError, JSON.stringify(longId.content)]).toEqual([true, expect.stringMatching(/externalId/)]);
+    const rest = await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'REST bound', subject: { kind: 'k'.repeat(101), externalId: 'e' } } });
+    expect(rest.statusCode).toBe(400);
+  });
+
   it('refuses writes to a READ_MEMORY key as a tool error, and lets it read', async () => {
     const reader = await h.key(a.projectId, ['READ_MEMORY']);
     const client = await connect(a.projectId, reader);
