@@ -36,7 +36,7 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: '5000' } });
+    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: '5000', AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true' } });
     project = await h.project();
   }, 60_000);
   afterAll(async () => {
@@ -74,6 +74,14 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
     expect(backfill.result.headers['retry-after']).toBeDefined();
     expect(backfill.ms).toBeLessThan(3000);
 
+    // A write whose acceptance is the queue (observe with the async buffer): 503, and nothing stored.
+    const observed = await timed(() => h.call('POST', project.projectId, '/memory/observe', { body: { text: 'I moved to Lisbon during the Redis outage.' } }));
+    expect(observed.result.statusCode).toBe(503);
+    expect(observed.result.headers['retry-after']).toBeDefined();
+    expect(observed.ms).toBeLessThan(3000);
+    const lisbon = await h.db.query(`SELECT 1 FROM memories WHERE project_id = $1 AND content ILIKE '%Lisbon%'`, [project.projectId]);
+    expect(lisbon.rows).toHaveLength(0);
+
     // Redis returns on the same port: the producer reconnects by itself.
     redis = await startRedis(port);
     const start = Date.now();
@@ -86,6 +94,9 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
     expect(status).toBe(200);
     const after = await h.call('POST', project.projectId, '/admin/memory/embeddings/backfill', { body: {} });
     expect(after.statusCode).toBe(200);
+    const queued = await h.call('POST', project.projectId, '/memory/observe', { body: { text: 'I moved to Porto once Redis was back.' } });
+    expect(queued.statusCode).toBe(200);
+    expect(queued.json().queued.jobId).toBeTruthy();
   }, 60_000);
 
   it('under write load, Redis down for 10 s: every answer is a success or a prompt 503, and no acknowledged write is lost', async () => {
