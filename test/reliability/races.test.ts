@@ -8,7 +8,8 @@
 //   POST /lattice/events/emit without one         sha256 of type, subject, severity, payload, sources: the same
 //   POST /admin/memory                            the live (scope, type, subject, content hash)    201 first, 200 with the same memory after
 //   POST /admin/memory with a client id           the id (and the content)                  201 first, 200 with the same memory after
-//   POST /memory/observe                          each statement's content hash             200 { saved: [] }: only the first saves
+//   POST /memory/observe                          each statement's content hash, and its words  200 { saved: [] }: only the first saves
+//                                                 within the subject (one turn per subject at a time)
 //   POST /memory-typed/attributes                 (project, attributeKey)                   201 first, 200 with the same id after
 //   POST /memory-typed/observations               a row's dedupe hash (subject, attribute, observedAt, value, source), and its client id
 //                                                                                           200 { accepted: 0, duplicates: 1 }
@@ -176,6 +177,24 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
       const saved = answers.map((a) => a.json().saved as { id: string; content: string }[]);
       expect(saved.filter((s) => s.length === 0).length).toBeGreaterThanOrEqual(N - 2);
       await expectEachStatementOnce(p.projectId, saved);
+    });
+
+    race('POST /memory/observe', 'the same fact in other words (articles, punctuation, case, inflection): stored once', async () => {
+      const p = await h.project();
+      const variants = [
+        'I prefer the window seat on long flights.',
+        'I prefer window seat on long flights!',
+        'i prefer the window seats on long flights',
+        'I prefer the window seat on long flights, ok?',
+        'I PREFER THE WINDOW SEAT ON LONG FLIGHTS',
+      ];
+      let next = 0;
+      const answers = await times(N, () => h.call('POST', p.projectId, '/memory/observe', { body: { text: variants[next++ % variants.length], userId: 'u-paraphrase' } }));
+      expect(statuses(answers)).toEqual(Array(N).fill(200));
+      const saved = answers.flatMap((a) => a.json().saved as { id: string }[]);
+      expect(saved).toHaveLength(1);
+      const { rows } = await h.db.query<{ id: string }>(`SELECT id FROM memories WHERE project_id = $1 AND status IN ('pending', 'confirmed')`, [p.projectId]);
+      expect(rows.map((r) => r.id)).toEqual([saved[0]!.id]);
     });
 
     raceTool('memory_save', 'the same content: one memory, created once, the same id for all', async () => {

@@ -4,6 +4,7 @@
 // so a correction retires what it contradicts instead of deleting it.
 import type { Config } from '../../config.js';
 import { subjectOf, type Subject } from '../../platform/common-schemas.js';
+import { KeyedLock } from '../../platform/concurrency.js';
 import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
 import { lexicalSimilarity, normaliseText, type NormalisedText } from '../../../workers/near-duplicate.js';
@@ -50,12 +51,21 @@ export type ObserveJobs = {
 };
 
 export class MemoryObserver {
+  /**
+   * Turns about one subject are saved one at a time (across processes on Postgres): the check for
+   * a repeat in other words and the save are one step, so two concurrent paraphrases of the same
+   * fact store it once (the content hash alone catches only the identical text).
+   */
+  private readonly subjectLock: KeyedLock;
+
   constructor(
     private readonly db: Db,
     private readonly memory: MemoryService,
     private readonly queue: DomainQueue<ObserveJobs>,
     private readonly config: Pick<Config, 'observeAsync' | 'redisUrl'>,
-  ) {}
+  ) {
+    this.subjectLock = new KeyedLock(db, 'memory.observe');
+  }
 
   /** With the async buffer on (and Redis), answers once the raw turn is durably enqueued. */
   async observe(projectId: string, input: ObserveInput): Promise<ObserveResult> {
@@ -77,57 +87,61 @@ export class MemoryObserver {
     const { candidateCount } = extracted;
     const subject = subjectOf(input.subject, input.metadata) ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
     const scope = input.scope ?? 'project';
-    const candidates = await this.withoutRepeats(projectId, extracted.candidates, scope, subject);
-    if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
+    if (extracted.candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
+    const key = [projectId, scope, subject?.kind ?? '', subject?.externalId ?? ''].join('\0');
+    return this.subjectLock.run(key, async () => {
+      const candidates = await this.withoutRepeats(projectId, extracted.candidates, scope, subject);
+      if (candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
 
-    const results = await this.memory.saveMany(
-      projectId,
-      candidates.map((c) => ({
-        content: c.content,
-        type: input.type ?? (c.type as MemoryType),
-        scope,
-        importance: input.importance ?? c.importance,
-        confidence: c.confidence,
-        category: input.category,
-        subject,
-        agentId: input.agentId,
-        userId: input.userId,
-        sessionKey: input.sessionId,
-        source: 'observe',
-        // An event holds from when it happens; anything else from when it was said.
-        validFrom: c.type === 'event' && c.occurredAt ? new Date(c.occurredAt) : occurredAt,
-        metadata: {
-          ...input.metadata,
-          role,
-          ...(c.slot ? { slot: c.slot } : {}),
-          ...(c.correction ? { correction: true } : {}),
-          ...(c.entities.length ? { entities: c.entities } : {}),
-          ...(c.occurredAt ? { eventAt: c.occurredAt } : {}),
-          ...(input.activityType ? { eventType: input.activityType } : {}),
-          observedAt: occurredAt.toISOString(),
-        },
-      })),
-    );
+      const results = await this.memory.saveMany(
+        projectId,
+        candidates.map((c) => ({
+          content: c.content,
+          type: input.type ?? (c.type as MemoryType),
+          scope,
+          importance: input.importance ?? c.importance,
+          confidence: c.confidence,
+          category: input.category,
+          subject,
+          agentId: input.agentId,
+          userId: input.userId,
+          sessionKey: input.sessionId,
+          source: 'observe',
+          // An event holds from when it happens; anything else from when it was said.
+          validFrom: c.type === 'event' && c.occurredAt ? new Date(c.occurredAt) : occurredAt,
+          metadata: {
+            ...input.metadata,
+            role,
+            ...(c.slot ? { slot: c.slot } : {}),
+            ...(c.correction ? { correction: true } : {}),
+            ...(c.entities.length ? { entities: c.entities } : {}),
+            ...(c.occurredAt ? { eventAt: c.occurredAt } : {}),
+            ...(input.activityType ? { eventType: input.activityType } : {}),
+            observedAt: occurredAt.toISOString(),
+          },
+        })),
+      );
 
-    const supersededIds: string[] = [];
-    for (const [i, { memory, created }] of results.entries()) {
-      const slot = candidates[i]!.slot;
-      if (!created || !slot) continue;
-      const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
-      const since = Date.parse(memory.validFrom);
-      const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
-      const later = holders.find((m) => m.validFrom.getTime() > since);
-      if (earlier.length > 0) {
-        await this.memory.supersede(projectId, earlier, memory.id);
-        supersededIds.push(...earlier);
+      const supersededIds: string[] = [];
+      for (const [i, { memory, created }] of results.entries()) {
+        const slot = candidates[i]!.slot;
+        if (!created || !slot) continue;
+        const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
+        const since = Date.parse(memory.validFrom);
+        const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
+        const later = holders.find((m) => m.validFrom.getTime() > since);
+        if (earlier.length > 0) {
+          await this.memory.supersede(projectId, earlier, memory.id);
+          supersededIds.push(...earlier);
+        }
+        // Learned late: a newer value is already known, so this one held only until that began.
+        if (later) {
+          await this.memory.supersede(projectId, [memory.id], later.id);
+          supersededIds.push(memory.id);
+        }
       }
-      // Learned late: a newer value is already known, so this one held only until that began.
-      if (later) {
-        await this.memory.supersede(projectId, [memory.id], later.id);
-        supersededIds.push(memory.id);
-      }
-    }
-    return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
+      return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
+    });
   }
 
   /**
