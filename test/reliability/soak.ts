@@ -11,7 +11,7 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run soak
 // Settings: SOAK_SECONDS (60), SOAK_PEAK_SECONDS (40), SOAK_CLIENTS (16), SOAK_RATE (skip the peak
 // phase and use this many requests/s); SEARCH_EXACT_SCAN_MAX_ROWS, POOL_MAX_THREADS and
-// WORKER_CONCURRENCY are handed to the server. On Postgres a throwaway database is created and dropped.
+// WORKER_CONCURRENCY are handed to the server, and NODE_OPTIONS and MALLOC_ARENA_MAX to its runtime. On Postgres a throwaway database is created and dropped.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -57,8 +57,9 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '10000000',
   };
-  // Service settings to try under load go through to the server.
-  for (const key of ['SEARCH_EXACT_SCAN_MAX_ROWS', 'POOL_MAX_THREADS', 'WORKER_CONCURRENCY']) if (process.env[key]) env[key] = process.env[key]!;
+  // Service settings to try under load go through to the server, and so do the runtime's own
+  // (NODE_OPTIONS, MALLOC_ARENA_MAX) for studying its memory.
+  for (const key of ['SEARCH_EXACT_SCAN_MAX_ROWS', 'POOL_MAX_THREADS', 'WORKER_CONCURRENCY', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX']) if (process.env[key]) env[key] = process.env[key]!;
   if (serverUrl) {
     const name = `lattice_soak_${Date.now().toString(36)}`;
     const admin = new pg.Client({ connectionString: serverUrl });
