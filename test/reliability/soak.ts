@@ -11,9 +11,10 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run soak
 // Settings: SOAK_SECONDS (60), SOAK_PEAK_SECONDS (40), SOAK_CLIENTS (16), SOAK_RATE (skip the peak
 // phase and use this many requests/s); SEARCH_EXACT_SCAN_MAX_ROWS, POOL_MAX_THREADS and
-// WORKER_CONCURRENCY are handed to the server, and NODE_OPTIONS and MALLOC_ARENA_MAX to its runtime. On Postgres a throwaway database is created and dropped.
+// WORKER_CONCURRENCY are handed to the server, and NODE_OPTIONS and MALLOC_ARENA_MAX to its runtime;
+// SOAK_SERVER_OUTPUT names a file for the server's output. On Postgres a throwaway database is created and dropped.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ const PEAK_SECONDS = seconds('SOAK_PEAK_SECONDS', 40);
 const CLIENTS = seconds('SOAK_CLIENTS', 16);
 const FIXED_RATE = process.env.SOAK_RATE ? seconds('SOAK_RATE', 1) : undefined;
 const SHARE = 0.8;
+/** A file that receives the server's stdout and stderr (with NODE_OPTIONS=--trace-gc, its heap after every collection). */
+const SERVER_OUTPUT = process.env.SOAK_SERVER_OUTPUT;
 
 type Op = 'search' | 'save' | 'emit' | 'ingest';
 const MIX: [Op, number][] = [['search', 0.4], ['save', 0.3], ['emit', 0.2], ['ingest', 0.1]];
@@ -97,6 +100,11 @@ async function main(): Promise<void> {
     };
     server.stdout!.on('data', onData);
     server.stderr!.on('data', onData);
+    if (SERVER_OUTPUT) {
+      const file = createWriteStream(SERVER_OUTPUT);
+      server.stdout!.pipe(file);
+      server.stderr!.pipe(file);
+    }
     server.once('close', (code) => reject(new Error(`lattice serve exited ${code}:\n${output}`)));
   });
   for (let tries = 0; ; tries++) {
