@@ -12,7 +12,8 @@
 // Settings: SOAK_SECONDS (60), SOAK_PEAK_SECONDS (40), SOAK_CLIENTS (16), SOAK_RATE (skip the peak
 // phase and use this many requests/s); SEARCH_EXACT_SCAN_MAX_ROWS, POOL_MAX_THREADS and
 // WORKER_CONCURRENCY are handed to the server, and NODE_OPTIONS and MALLOC_ARENA_MAX to its runtime;
-// SOAK_SERVER_OUTPUT names a file for the server's output. On Postgres a throwaway database is created and dropped.
+// SOAK_NODE_ARGS adds flags to the server's node (--trace-gc), SOAK_SERVER_OUTPUT names a file for
+// the server's output. On Postgres a throwaway database is created and dropped.
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,8 +33,10 @@ const PEAK_SECONDS = seconds('SOAK_PEAK_SECONDS', 40);
 const CLIENTS = seconds('SOAK_CLIENTS', 16);
 const FIXED_RATE = process.env.SOAK_RATE ? seconds('SOAK_RATE', 1) : undefined;
 const SHARE = 0.8;
-/** A file that receives the server's stdout and stderr (with NODE_OPTIONS=--trace-gc, its heap after every collection). */
+/** A file that receives the server's stdout and stderr (with SOAK_NODE_ARGS=--trace-gc, its heap after every collection). */
 const SERVER_OUTPUT = process.env.SOAK_SERVER_OUTPUT;
+/** Flags for the server's node (some, such as --trace-gc, are refused in NODE_OPTIONS). */
+const NODE_ARGS = (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 type Op = 'search' | 'save' | 'emit' | 'ingest';
 const MIX: [Op, number][] = [['search', 0.4], ['save', 0.3], ['emit', 0.2], ['ingest', 0.1]];
@@ -86,7 +89,7 @@ async function main(): Promise<void> {
   }
 
   progress(`[soak] starting lattice serve on ${backend}`);
-  const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [...NODE_ARGS, CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   cleanups.unshift(async () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('close', resolve));
