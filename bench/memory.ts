@@ -397,7 +397,7 @@ function recordingDb(db: Db): { db: Db; statements: { sql: string; params?: read
 
 /**
  * EXPLAIN ANALYZE of the two candidate lists exactly as the service ran them (same settings, same
- * parameters): the vector list (the path: HNSW or exact) and the lexical list, which run at once.
+ * parameters): the vector list (the path: HNSW or exact) and the lexical list, which run at once on Postgres.
  */
 async function explainCandidateQuery(run: Run, exactScanMaxRows: number, projectId: string, query: string) {
   const recorder = recordingDb(run.ctx.runtime.db);
@@ -546,7 +546,7 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
   const share = (n: number) => `${((100 * n) / embedded).toFixed(n === 0 || n / embedded >= 0.01 ? 0 : 1)}%`;
   const parts = [
     exact ? 'exact scan (btree on the project, then distance)' : explained.usesHnsw ? 'HNSW index scan' : '⚠ HNSW path but the plan does not use the HNSW index',
-    `EXPLAIN ANALYZE: vector list ${ms(explained.vectorMs)}, lexical list ${explained.textMs === undefined ? 'none' : ms(explained.textMs)} (run at once)${explained.jitMs > 0 ? ` (of which JIT ${ms(explained.jitMs)})` : ''}`,
+    `EXPLAIN ANALYZE: vector list ${ms(explained.vectorMs)}, lexical list ${explained.textMs === undefined ? 'none' : ms(explained.textMs)}${run.postgres ? ' (run at once)' : ' (one after the other: PGlite has one connection)'}${explained.jitMs > 0 ? ` (of which JIT ${ms(explained.jitMs)})` : ''}`,
     `full-text matches per query, median (p95): any word ${thousands(any.p50)} = ${share(any.p50)} (${thousands(any.p95)}), ` +
       `all words ${thousands(all.p50)} (${thousands(all.p95)})`,
   ];
