@@ -142,6 +142,16 @@ export interface FuzzOptions {
   hints?: Readonly<Record<string, readonly unknown[]>>;
 }
 
+/** The value cached for `key`, built (then kept) on the first request. */
+function cached<K extends object, V>(cache: WeakMap<K, V>, key: K, build: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = build();
+    cache.set(key, value);
+  }
+  return value;
+}
+
 export class SchemaFuzzer {
   private readonly validCache = new WeakMap<object, fc.Arbitrary<unknown>>();
   private readonly brokenCache = new WeakMap<object, fc.Arbitrary<unknown>>();
@@ -155,22 +165,12 @@ export class SchemaFuzzer {
 
   /** Values meant to satisfy the schema (hostile text mixed in wherever a string fits). */
   valid(schema: JsonSchema): fc.Arbitrary<unknown> {
-    let arbitrary = this.validCache.get(schema);
-    if (!arbitrary) {
-      arbitrary = this.buildValid(schema);
-      this.validCache.set(schema, arbitrary);
-    }
-    return arbitrary;
+    return cached(this.validCache, schema, () => this.buildValid(schema));
   }
 
   /** Values meant to break the schema in one place; the valid ones where nothing can break it. */
   broken(schema: JsonSchema): fc.Arbitrary<unknown> {
-    let arbitrary = this.brokenCache.get(schema);
-    if (!arbitrary) {
-      arbitrary = this.buildBroken(schema);
-      this.brokenCache.set(schema, arbitrary);
-    }
-    return arbitrary;
+    return cached(this.brokenCache, schema, () => this.buildBroken(schema));
   }
 
   /** Any JSON, hostile values and deep nesting included. */

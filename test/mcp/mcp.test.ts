@@ -1,10 +1,9 @@
 // The MCP endpoint through the SDK's real client over HTTP.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/tenancy/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { connectMcp, listeningBase } from '../helpers/mcp-client.js';
 
 type Project = { projectId: string; apiKey: string };
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[] };
@@ -17,11 +16,7 @@ describe('MCP endpoint', () => {
   const clients: Client[] = [];
 
   async function connect(projectId: string, apiKey: string): Promise<Client> {
-    const client = new Client({ name: 'lattice-test', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${base}/api/v1/projects/${projectId}/mcp-server`), {
-      requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
-    });
-    await client.connect(transport);
+    const client = await connectMcp(h.app, { projectId, apiKey });
     clients.push(client);
     return client;
   }
@@ -33,8 +28,7 @@ describe('MCP endpoint', () => {
 
   beforeAll(async () => {
     h = await createHarness();
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    base = await listeningBase(h.app);
     a = await h.project();
     b = await h.project();
   });

@@ -1,3 +1,4 @@
+
 // The fuzz suite: every project operation in /openapi.json and every MCP tool, driven by requests
 // generated from their own schemas (fast-check, fixed seed): valid, broken in one place, or hostile
 // (NUL, lone surrogates, bidi and zero-width characters, SQL-ish text, timestamps past what Postgres
@@ -6,15 +7,13 @@
 // what the schema refuses is refused; and the service still works afterwards.
 // FUZZ_RUNS (default 20 per operation and tool) and FUZZ_SEED for longer or other runs; FUZZ_REPORT=1
 // prints the answers per operation. A failure prints the request as sent, to replay it.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Queue } from 'bullmq';
 import fc from 'fast-check';
 import type { LightMyRequestResponse, RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { spawnSync } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/platform/project-root.js';
@@ -22,6 +21,7 @@ import { InProcessQueue } from '../../src/platform/queue-inprocess.js';
 import { changed, clip, errorShapeProblem, isJsonRpcError, jsonRpcOutcome, parsed, reachedHandler, SNAPSHOT, type Snapshot } from '../helpers/fuzz-oracles.js';
 import { buildRequest, jsonRpcBodies, projectOperations, requestArbitrary, type BuiltRequest, type Operation, type Target, type Tool } from '../helpers/fuzz-requests.js';
 import { createHarness, REDIS_URL, type Harness } from '../helpers/harness.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import { assertGeneratable, satisfies, SchemaFuzzer } from '../helpers/schema-arbitrary.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
@@ -257,14 +257,7 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
   });
 
   it('answers every MCP tool call from a real client with a result or a clear error, never a crash', async () => {
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-    const client = new Client({ name: 'fuzz', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/api/v1/projects/${target.projectId}/mcp-server`), {
-        requestInit: { headers: { Authorization: `Bearer ${target.apiKey}` } },
-      }),
-    );
+    const client = await connectMcp(h.app, target, 'fuzz');
     const failures: string[] = [];
     try {
       const listed = (await client.listTools()).tools as Tool[];

@@ -1,10 +1,8 @@
 // The findings of the hostile-body run, through real HTTP: each answered 500 before the input guard;
 // each must answer 400 naming the field, store nothing, and leave the server healthy.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 /** JSON text of an object nested `depth` deep, built as text (a JS stack cannot stringify it). */
 const deep = (depth: number): string => '{"a":'.repeat(depth) + '{"leaf":true}' + '}'.repeat(depth);
@@ -61,14 +59,7 @@ describe('hostile input answers 400, never 500', () => {
   });
 
   it('refuses the same through MCP tool arguments, as a clear error', async () => {
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-    const client = new Client({ name: 'hostile', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/api/v1/projects/${project.projectId}/mcp-server`), {
-        requestInit: { headers: { Authorization: `Bearer ${project.apiKey}` } },
-      }),
-    );
+    const client = await connectMcp(h.app, project, 'hostile');
     try {
       const before = await stored();
       const nul = await client.callTool({ name: 'memory_save', arguments: { content: 'Likes tea\u0000' } }).catch((e: unknown) => e);

@@ -10,8 +10,7 @@
 // of the same project goes on (errors-http.test.ts, 'rate limiting'); the events-ingested quota
 // (test/typed/typed-routes.test.ts, test/tenancy/auth.test.ts); nesting depth and NULs
 // (test/reliability/hostile-input.test.ts).
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -21,6 +20,7 @@ import { insertMemories } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
 import { MAX_OBSERVATIONS_PER_REQUEST } from '../../src/typed/schemas.js';
 import { createHarness, REDIS_URL, type Harness } from '../helpers/harness.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 const PREFIX = '/api/v1/projects/{projectId}';
 type Project = { projectId: string; apiKey: string };
@@ -80,13 +80,7 @@ describe('batch and list maxima', () => {
     h = await createHarness();
     p = await h.project();
     document = await openApi(h.app);
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    mcp = new Client({ name: 'limits', version: '1.0.0' });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/api/v1/projects/${p.projectId}/mcp-server`), {
-        requestInit: { headers: { Authorization: `Bearer ${p.apiKey}` } },
-      }),
-    );
+    mcp = await connectMcp(h.app, p, 'limits');
     for (const [attributeKey, dataType] of [['w', 'numeric'], ['c', 'categorical']]) {
       expect((await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey, dataType } })).statusCode).toBe(201);
     }

@@ -27,16 +27,15 @@
 // test/alerts/alerts.test.ts 8, test/typed/typed-routes.test.ts 5 ingests); this one holds every
 // idempotent write to the same standard. On Postgres the harness's pool has 5 connections, so
 // five transactions at a time race; PGlite runs them one after another through one connection.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { LightMyRequestResponse } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/platform/logger.js';
 import { migrate } from '../../src/platform/migrations.js';
 import { DEMO_PROJECT } from '../../src/tenancy/bootstrap.js';
 import { createTenancyModule } from '../../src/tenancy/index.js';
 import { createHarness, createTestDatabase, testConfig, uniqueName, type Harness } from '../helpers/harness.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 const N = 50;
 const PREFIX = '/api/v1/projects/{projectId}';
@@ -59,14 +58,8 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
 
   beforeAll(async () => {
     h = await createHarness();
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
     mcpProject = await h.project();
-    mcp = new Client({ name: 'races', version: '1.0.0' });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}/api/v1/projects/${mcpProject.projectId}/mcp-server`), {
-        requestInit: { headers: { Authorization: `Bearer ${mcpProject.apiKey}` } },
-      }),
-    );
+    mcp = await connectMcp(h.app, mcpProject, 'races');
   });
   afterAll(async () => {
     await mcp?.close();
@@ -75,6 +68,16 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
 
   const count = async (sql: string, params: unknown[]) => Number((await h.db.query<{ n: string }>(sql, params)).rows[0]!.n);
   const fifty = (projectId: string, method: 'POST', path: string, body: unknown) => times(N, () => h.call(method, projectId, path, { body }));
+
+  /** 201 for one answer and 200 for the rest, all naming one id, and the project's only row in `table`; answers the id. */
+  async function expectCreatedOnce(answers: readonly LightMyRequestResponse[], table: 'memories' | 'typed_attributes', projectId: string): Promise<string> {
+    expect(statuses(answers)).toEqual(firstThenRepeats(201, 200));
+    const ids = [...new Set(answers.map((a) => a.json().id as string))];
+    expect(ids).toHaveLength(1);
+    const { rows } = await h.db.query<{ id: string }>(`SELECT id FROM ${table} WHERE project_id = $1`, [projectId]);
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    return ids[0]!;
+  }
 
   function race(operation: string, name: string, test: () => Promise<void>): void {
     coveredOperations.add(operation);
@@ -139,13 +142,7 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
     const SAVE = '/admin/memory';
 
     async function expectOneMemory(p: Project, body: Record<string, unknown>): Promise<string> {
-      const answers = await fifty(p.projectId, 'POST', SAVE, body);
-      expect(statuses(answers)).toEqual(firstThenRepeats(201, 200));
-      const ids = new Set(answers.map((a) => a.json().id));
-      expect(ids.size).toBe(1);
-      const { rows } = await h.db.query<{ id: string }>('SELECT id FROM memories WHERE project_id = $1', [p.projectId]);
-      expect(rows.map((r) => r.id)).toEqual([...ids]);
-      return [...ids][0]!;
+      return expectCreatedOnce(await fifty(p.projectId, 'POST', SAVE, body), 'memories', p.projectId);
     }
 
     race('POST /admin/memory', 'the same content: one memory; the first answers 201, every repeat 200 with it', async () => {
@@ -253,12 +250,7 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
 
     race('POST /memory-typed/attributes', 'the same definition: one attribute; 201 first, every repeat 200 with the same id', async () => {
       const p = await h.project();
-      const answers = await fifty(p.projectId, 'POST', ATTRIBUTES, weight);
-      expect(statuses(answers)).toEqual(firstThenRepeats(201, 200));
-      const ids = new Set(answers.map((a) => a.json().id));
-      expect(ids.size).toBe(1);
-      const { rows } = await h.db.query<{ id: string }>('SELECT id FROM typed_attributes WHERE project_id = $1', [p.projectId]);
-      expect(rows.map((r) => r.id)).toEqual([...ids]);
+      await expectCreatedOnce(await fifty(p.projectId, 'POST', ATTRIBUTES, weight), 'typed_attributes', p.projectId);
     });
 
     const ingestCases = [

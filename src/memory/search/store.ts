@@ -83,8 +83,10 @@ interface CandidateRow extends MemoryRow {
  */
 export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candidate[]> {
   const lexical = q.lexical && q.lexical.terms.length > 0 ? q.lexical : undefined;
+  // The query vector as pgvector's text (512 numbers), made once for both statements that use it.
+  const vectorText = q.vector ? pgvector.toSql(Array.from(q.vector)) : undefined;
   const [nearest, matching] = await Promise.all([
-    q.vector ? vectorList(db, q, q.vector) : [],
+    vectorText ? vectorList(db, q, vectorText) : [],
     lexical && lexical.match !== '' ? textList(db, q, lexical) : [],
   ]);
   const ids = [...new Set([...nearest, ...matching])];
@@ -93,7 +95,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const textRank = new Map(matching.map((id, i) => [id, i + 1]));
   const params: unknown[] = [q.projectId, ids];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const vec = q.vector ? param(pgvector.toSql(Array.from(q.vector))) : undefined;
+  const vec = vectorText ? param(vectorText) : undefined;
   const bm25 = lexical ? bm25Sql(param(lexical.terms.map((t) => t.lexeme)), param(lexical.terms.map((t) => t.idf)), param(lexical.avgLength)) : undefined;
   const { rows } = await db.query<CandidateRow>(
     `SELECT ${MEMORY_COLUMNS},
@@ -113,9 +115,9 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
 }
 
 /** The ids of the k memories nearest the query vector, nearest first. */
-async function vectorList(db: Db, q: CandidateQuery, vector: Float32Array): Promise<string[]> {
+async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promise<string[]> {
   const where = filterConditions(q.projectId, q.filter);
-  const vec = where.param(pgvector.toSql(Array.from(vector)));
+  const vec = where.param(vectorText);
   const k = where.param(q.k);
   // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate, so
   // take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly nearest of them.
