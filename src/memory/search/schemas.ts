@@ -36,12 +36,16 @@ export const SearchHitSchema = Type.Object({
   validFrom: Timestamp(),
   validTo: Type.Union([Timestamp(), Type.Null()]),
   supersededById: Type.Union([Type.String(), Type.Null()]),
-  similarity: Type.Number({ description: 'Relevance to the query in [0, 1]: 0.7 x cosine + 0.3 x normalised BM25' }),
+  similarity: Type.Number({ description: 'Relevance to the query in [0, 1]: 0.75 x (cosine - hubness) + 0.25 x normalised BM25' }),
   score: Type.Number({ description: 'The ranking score: 0.85 relevance + 0.05 recency + 0.1 importance (+ graph bonus)' }),
   scoreParts: Type.Object({
     semantic: Type.Union([Type.Number(), Type.Null()], { description: 'Cosine similarity; null when the memory is not embedded yet' }),
+    hubness: Type.Number({
+      description:
+        'What relevance takes off the cosine because the memory is close to many texts (CSLS): its mean cosine to its 10 nearest fellow candidates, less the candidates\' mean. Negative for a memory closer to the query than to its neighbours; 0 without an embedding',
+    }),
     lexical: Type.Number({ description: 'BM25 of the query over the memory, divided by the best BM25 among the candidates: 1 for the best match by words, 0 when no query word occurs' }),
-    relevance: Type.Number({ description: '0.7 x semantic (0 without an embedding) + 0.3 x lexical' }),
+    relevance: Type.Number({ description: '0.75 x (semantic - hubness) (0 without an embedding) + 0.25 x lexical, within [0, 1]' }),
     recency: Type.Number({ description: 'Halves every 30 days since validFrom or the last recall' }),
     importance: Type.Number({ description: 'importance / 10' }),
     graph: Type.Number({ description: 'Associative-recall bonus (0 unless MEMORY_ASSOCIATIVE_RECALL_ENABLED)' }),

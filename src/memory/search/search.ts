@@ -1,5 +1,6 @@
 // Hybrid search: vector candidates and lexical candidates (the query's rarest terms, scored by
-// BM25), fused into one relevance (a fitted blend of the cosine and the normalised BM25), blended
+// BM25), fused into one relevance (a fitted blend of the hubness-corrected cosine and the
+// normalised BM25), blended
 // with recency and importance (ranking.ts), filtered by scope, type, subject, status and category,
 // optionally as of an instant. Every hit carries its score and the parts it is made of.
 import type { FastifyBaseLogger } from 'fastify';
@@ -92,13 +93,14 @@ export class MemorySearch {
       exact: embeddedRows <= this.exactScanMaxRows,
     });
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
-    const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, bm25: c.bm25 })));
+    const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, hubness: c.hubness, bm25: c.bm25 })));
     const hits = candidates.map((c): SearchHit => {
-      const { relevance, lexical, vectorRank, textRank } = fused.get(c.memory.id)!;
+      const { relevance, hubness, lexical, vectorRank, textRank } = fused.get(c.memory.id)!;
       const lastTouched = Math.max(Date.parse(c.memory.validFrom), c.memory.lastAccessedAt ? Date.parse(c.memory.lastAccessedAt) : 0);
       const parts = scoreParts({
         relevance,
         cosine: c.cosine,
+        hubness,
         lexical,
         ageDays: (now.getTime() - lastTouched) / 86_400_000,
         importance: c.memory.importance,

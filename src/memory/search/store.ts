@@ -1,11 +1,12 @@
 // SQL for hybrid search: vector candidates (pgvector) and lexical candidates (the query's rarest
-// terms, ranked by BM25), unioned, each returned with both its cosine similarity and its BM25 score
-// so the service can fuse them.
+// terms, ranked by BM25), unioned, each returned with its cosine similarity, its hubness among the
+// candidates and its BM25 score so the service can fuse them.
 import pgvector from 'pgvector';
 import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
+import { RANKING } from './ranking.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
 /**
@@ -63,6 +64,11 @@ export interface CandidateQuery {
 export interface Candidate {
   memory: Memory;
   cosine: number | null;
+  /**
+   * Mean cosine to its nearest fellow candidates (at most RANKING.hubNeighbours); null without an
+   * embedding, or when no other candidate has one.
+   */
+  hubness: number | null;
   /** BM25 over every query term; 0 when none occurs in the memory. */
   bm25: number;
   /** Rank in the vector list (1 = nearest), when the memory came from it. */
@@ -73,6 +79,7 @@ export interface Candidate {
 
 interface CandidateRow extends MemoryRow {
   cosine: number | null;
+  hubness: number | null;
   bm25: number;
 }
 
@@ -97,17 +104,29 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const param = (value: unknown) => `$${params.push(value)}`;
   const vec = vectorText ? param(vectorText) : undefined;
   const bm25 = lexical ? bm25Sql(param(lexical.terms.map((t) => t.lexeme)), param(lexical.terms.map((t) => t.idf)), param(lexical.avgLength)) : undefined;
+  // The candidates are read once; a candidate's hubness is its mean cosine to its nearest fellow
+  // candidates (ranking.ts says why): for unit vectors (every embedder's output is), the inner
+  // product, which pgvector computes in a third of the cosine's work (<#> is its negative). Both
+  // CTEs are materialised: inlined, the pairwise pass would run again for every row of the join.
+  const hub = vec
+    ? `, h AS MATERIALIZED (
+         SELECT a.id, (SELECT -avg(n.distance) FROM (SELECT a.embedding <#> b.embedding AS distance FROM m b
+                        WHERE b.id <> a.id AND b.embedding IS NOT NULL ORDER BY 1 LIMIT ${RANKING.hubNeighbours}) n) AS hubness
+           FROM m a WHERE a.embedding IS NOT NULL)`
+    : '';
   const { rows } = await db.query<CandidateRow>(
-    `SELECT ${MEMORY_COLUMNS},
+    `WITH m AS MATERIALIZED (SELECT * FROM memories m WHERE m.project_id = $1 AND m.id = ANY($2::text[]))${hub}
+     SELECT ${MEMORY_COLUMNS},
             ${vec ? `CASE WHEN m.embedding IS NULL THEN NULL ELSE 1 - (m.embedding <=> ${vec}::vector) END` : 'NULL::float8'} AS cosine,
+            ${vec ? 'h.hubness' : 'NULL::float8'} AS hubness,
             ${bm25 ? bm25('m') : '0::float8'} AS bm25
-       FROM memories m
-      WHERE m.project_id = $1 AND m.id = ANY($2::text[])`,
+       FROM m ${vec ? 'LEFT JOIN h ON h.id = m.id' : ''}`,
     params,
   );
   return rows.map((row) => ({
     memory: toMemory(row),
     cosine: row.cosine === null ? null : Number(row.cosine),
+    hubness: row.hubness === null ? null : Number(row.hubness),
     bm25: Number(row.bm25),
     vectorRank: vectorRank.get(row.id) ?? null,
     textRank: textRank.get(row.id) ?? null,

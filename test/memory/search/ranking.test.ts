@@ -13,24 +13,38 @@ const input = fc.record({
   graph: fc.double({ min: 0, max: 1, noNaN: true }),
 }) as fc.Arbitrary<RankInput>;
 
-/** Candidates with distinct ids, cosines in [0, 1] (or none) and BM25 scores in [0, 20]. */
+/**
+ * Candidates with distinct ids, cosines in [0, 0.7] (or none), hubness in [0.4, 0.6] (or unknown)
+ * and BM25 scores in [0, 20]: a corrected cosine stays under 1, where relevance would clamp.
+ */
 const candidates = fc.uniqueArray(
   fc.record({
     id: fc.string({ minLength: 1, maxLength: 6 }),
-    cosine: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null }),
+    cosine: fc.option(fc.double({ min: 0, max: 0.7, noNaN: true }), { nil: null }),
+    hubness: fc.option(fc.double({ min: 0.4, max: 0.6, noNaN: true }), { nil: null }),
     bm25: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 20, noNaN: true })),
   }),
   { minLength: 1, maxLength: 12, selector: (c) => c.id },
 );
 
+/** The candidates' mean hubness, over those with a cosine and a hubness, as fuse takes it. */
+const meanHubness = (cs: readonly FusionInput[]) => {
+  const known = cs.flatMap((c) => (c.cosine !== null && c.hubness != null ? [c.hubness] : []));
+  return known.length === 0 ? 0 : known.reduce((a, b) => a + b, 0) / known.length;
+};
+/** The cosine less the hubness above the mean: what relevance weighs. */
+const corrected = (c: FusionInput, mean: number) => (c.cosine ?? 0) - (c.cosine !== null && c.hubness != null ? RANKING.hubnessWeight * (c.hubness - mean) : 0);
+
 const order = (fused: ReturnType<typeof fuse>, ids: readonly string[]) =>
   [...ids].sort((a, b) => fused.get(b)!.relevance - fused.get(a)!.relevance || (a < b ? -1 : 1));
 
 describe('fusion', () => {
-  it('puts a memory first by both cosine and BM25 first', () => {
+  it('puts a memory first by both corrected cosine and BM25 first', () => {
     fc.assert(
       fc.property(candidates, (cs) => {
-        const best: FusionInput = { id: '~best', cosine: Math.max(0, ...cs.map((c) => c.cosine ?? 0)) + 0.01, bm25: Math.max(0, ...cs.map((c) => c.bm25)) + 0.01 };
+        // Its hubness unknown: it leaves the mean as it is, and its cosine is taken as it is.
+        const mean = meanHubness(cs);
+        const best: FusionInput = { id: '~best', cosine: Math.max(0, ...cs.map((c) => corrected(c, mean))) + 0.01, hubness: null, bm25: Math.max(0, ...cs.map((c) => c.bm25)) + 0.01 };
         const fused = fuse([...cs, best]);
         for (const c of cs) expect(fused.get('~best')!.relevance).toBeGreaterThan(fused.get(c.id)!.relevance);
       }),
@@ -42,8 +56,14 @@ describe('fusion', () => {
       fc.property(candidates, fc.double({ min: 0, max: 1, noNaN: true }), (cs, fraction) => {
         const ids = cs.map((c) => c.id);
         const before = order(fuse(cs), ids);
-        // Worse than everyone on both counts.
-        const worst: FusionInput = { id: '~worst', cosine: Math.min(...cs.map((c) => c.cosine ?? 0)) * fraction, bm25: Math.min(...cs.map((c) => c.bm25)) * fraction };
+        // Worse than everyone on both counts, in a typical neighbourhood (its hubness the mean).
+        const mean = meanHubness(cs);
+        const worst: FusionInput = {
+          id: '~worst',
+          cosine: Math.max(0, Math.min(...cs.map((c) => corrected(c, mean))) * fraction),
+          hubness: mean,
+          bm25: Math.min(...cs.map((c) => c.bm25)) * fraction,
+        };
         const after = fuse([...cs, worst]);
         expect(order(after, ids)).toEqual(before);
         for (const id of ids) expect(after.get(id)!.relevance).toBeCloseTo(fuse(cs).get(id)!.relevance, 12);
@@ -66,16 +86,39 @@ describe('fusion', () => {
     );
   });
 
-  it('blends 0.7 cosine and 0.3 BM25 over the best BM25 (worked example)', () => {
+  it('blends 0.75 cosine and 0.25 BM25 over the best BM25 (worked example)', () => {
     const fused = fuse([
       { id: 'a', cosine: 0.6, bm25: 2 },
       { id: 'b', cosine: 0.8, bm25: 0.5 },
       { id: 'c', cosine: null, bm25: 1 },
     ]);
-    // a: 0.7 x 0.6 + 0.3 x 1 = 0.72; b: 0.7 x 0.8 + 0.3 x 0.25 = 0.635; c: 0.3 x 0.5 = 0.15
-    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.72, 12), vectorRank: 2, textRank: 1, lexical: 1 });
-    expect(fused.get('b')).toEqual({ relevance: expect.closeTo(0.635, 12), vectorRank: 1, textRank: 3, lexical: 0.25 });
-    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.15, 12), vectorRank: null, textRank: 2, lexical: 0.5 });
+    // a: 0.75 x 0.6 + 0.25 x 1 = 0.7; b: 0.75 x 0.8 + 0.25 x 0.25 = 0.6625; c: 0.25 x 0.5 = 0.125
+    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.7, 12), hubness: 0, vectorRank: 2, textRank: 1, lexical: 1 });
+    expect(fused.get('b')).toEqual({ relevance: expect.closeTo(0.6625, 12), hubness: 0, vectorRank: 1, textRank: 3, lexical: 0.25 });
+    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.125, 12), hubness: 0, vectorRank: null, textRank: 2, lexical: 0.5 });
+  });
+
+  it('takes off the cosine the hubness above the candidates\' mean (worked example)', () => {
+    const fused = fuse([
+      { id: 'a', cosine: 0.6, hubness: 0.5, bm25: 0 },
+      { id: 'hub', cosine: 0.65, hubness: 0.8, bm25: 0 },
+      { id: 'c', cosine: null, hubness: null, bm25: 1 },
+    ]);
+    // Mean hubness 0.65 (a and hub; c has no embedding). a: 0.75 x (0.6 + 0.15) = 0.5625;
+    // hub: 0.75 x (0.65 - 0.15) = 0.375, below a although nearer the query; c: 0.25 x 1.
+    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.5625, 12), hubness: expect.closeTo(-0.15, 12), vectorRank: 2, textRank: null, lexical: 0 });
+    expect(fused.get('hub')).toEqual({ relevance: expect.closeTo(0.375, 12), hubness: expect.closeTo(0.15, 12), vectorRank: 1, textRank: null, lexical: 0 });
+    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.25, 12), hubness: 0, vectorRank: null, textRank: 1, lexical: 1 });
+  });
+
+  it('ranks, of two memories equal on cosine and BM25, the less hub-like higher', () => {
+    fc.assert(
+      fc.property(candidates, fc.double({ min: 0, max: 0.7, noNaN: true }), fc.double({ min: 0, max: 20, noNaN: true }), fc.double({ min: 0.4, max: 0.6, noNaN: true }), fc.double({ min: 0.001, max: 0.1, noNaN: true }), (cs, cosine, bm25, hubness, gap) => {
+        const fused = fuse([...cs, { id: '~near', cosine, hubness, bm25 }, { id: '~hub', cosine, hubness: hubness + gap, bm25 }]);
+        expect(fused.get('~near')!.relevance).toBeGreaterThanOrEqual(fused.get('~hub')!.relevance);
+        expect(fused.get('~hub')!.hubness - fused.get('~near')!.hubness).toBeCloseTo(gap * RANKING.hubnessWeight, 9);
+      }),
+    );
   });
 });
 
@@ -135,14 +178,19 @@ describe('the score', () => {
     const parts = scoreParts({ relevance: 0.72, cosine: 0.6, lexical: 1, ageDays: 30, importance: 8 });
     expect(totalScore(parts)).toBeCloseTo(0.717, 12);
     expect(explainScore(parts, totalScore(parts), { vectorRank: 2, textRank: 1 })).toBe(
-      'score 0.717 = 0.85 x relevance 0.720 (0.7 x cosine 0.600 #2 + 0.3 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
+      'score 0.717 = 0.85 x relevance 0.720 (0.75 x cosine 0.600 #2 + 0.25 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
+    );
+    // With a hubness correction: relevance 0.75 x (0.6 + 0.08) + 0.25 x 1 = 0.76; 0.85 x 0.76 + 0.025 + 0.08 = 0.751.
+    const corrected = scoreParts({ relevance: 0.76, cosine: 0.6, hubness: -0.08, lexical: 1, ageDays: 30, importance: 8 });
+    expect(explainScore(corrected, totalScore(corrected), { vectorRank: 2, textRank: 1 })).toBe(
+      'score 0.751 = 0.85 x relevance 0.760 (0.75 x (cosine 0.600 #2 + hubness 0.080) + 0.25 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
     );
   });
 
   it('explains a memory without an embedding, or without a query word', () => {
     const parts = scoreParts({ relevance: 0.15, cosine: null, lexical: 0.5, ageDays: 0, importance: 0 });
     expect(parts.semantic).toBeNull();
-    expect(explainScore(parts, totalScore(parts), { vectorRank: null, textRank: 2 })).toMatch(/0\.7 x no embedding yet \+ 0\.3 x words 0\.500 #2/);
-    expect(explainScore(parts, totalScore(parts), { vectorRank: 1, textRank: null })).toMatch(/0\.3 x no query word/);
+    expect(explainScore(parts, totalScore(parts), { vectorRank: null, textRank: 2 })).toMatch(/0\.75 x no embedding yet \+ 0\.25 x words 0\.500 #2/);
+    expect(explainScore(parts, totalScore(parts), { vectorRank: 1, textRank: null })).toMatch(/0\.25 x no query word/);
   });
 });

@@ -48,7 +48,7 @@ describe('hybrid search', () => {
     expect(top.scoreParts.semantic).toBeGreaterThan(0.4);
     expect(top.scoreParts.vectorRank).toBe(1);
     expect(top.similarity).toBe(top.scoreParts.relevance);
-    expect(top.explanation).toMatch(/^score [0-9.]+ = 0\.85 x relevance [0-9.]+ \(0\.7 x cosine [0-9.]+ #1 \+ 0\.3 x words [0-9.]+ #\d+\)/);
+    expect(top.explanation).toMatch(/^score [0-9.]+ = 0\.85 x relevance [0-9.]+ \(0\.75 x \(?cosine [0-9.]+ #1( [-+] hubness [0-9.]+\))? \+ 0\.25 x words [0-9.]+ #\d+\)/);
   });
 
   it.each([
