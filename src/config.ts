@@ -39,6 +39,8 @@ export interface Config {
   readonly poolMaxThreads: number;
   readonly poolMaxQueue: number;
   readonly poolTaskTimeoutMs: number;
+  /** The nice value of the background pool's threads (embedding behind writes); 0 to 19. */
+  readonly poolBackgroundNiceness: number;
   readonly embeddingProvider: EmbeddingProvider;
   readonly embeddingDimensions: number;
   readonly embeddingModel: string;
@@ -47,6 +49,8 @@ export interface Config {
   readonly modelGatewayTimeoutMs: number;
   /** A project with at most this many embedded memories is searched by exact scan, above by HNSW. */
   readonly searchExactScanMaxRows: number;
+  /** HNSW's candidate list on the approximate path (hnsw.ef_search): recall of the vector list against its cost. */
+  readonly searchHnswEfSearch: number;
   /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
   readonly associativeRecall: boolean;
   /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
@@ -181,6 +185,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),
     poolTaskTimeoutMs: r.int('POOL_TASK_TIMEOUT_MS', 60_000, 100, 600_000),
+    poolBackgroundNiceness: r.int('POOL_BACKGROUND_NICENESS', 10, 0, 19),
     embeddingProvider,
     embeddingDimensions,
     embeddingModel: r.string('EMBEDDING_MODEL', embeddingProvider === 'local' ? 'use-lite-512' : 'text-embedding-3-small'),
@@ -188,6 +193,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelGatewayApiKey: r.raw('MODEL_GATEWAY_API_KEY'),
     modelGatewayTimeoutMs: r.int('MODEL_GATEWAY_TIMEOUT_MS', 30_000, 100, 600_000),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
+    searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
     webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),

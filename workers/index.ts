@@ -1,16 +1,30 @@
 // Piscina entry point: dispatches a task by name. Only dispatch lives here; tasks are pure
 // functions in their own files. Typed-array results are moved, not copied.
-import { Piscina } from 'piscina';
+import { getPriority, setPriority } from 'node:os';
+import { Piscina, workerData } from 'piscina';
 import { dedupGroups } from './dedup.js';
 import { embed } from './embed.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
 
 type Tasks = { [N in TaskName]: (input: TaskMap[N]['input']) => TaskMap[N]['output'] | Promise<TaskMap[N]['output']> };
 
+// A background pool's thread lowers its own priority once, as it starts. On Linux the nice value
+// belongs to the thread (setpriority with pid 0 names the caller), so the process's other threads
+// keep theirs. Where the OS refuses, the thread runs at normal priority.
+const niceness = Number((workerData as { niceness?: unknown } | undefined)?.niceness ?? 0);
+if (niceness > 0) {
+  try {
+    setPriority(niceness);
+  } catch {
+    // Not permitted here: background work then competes at normal priority.
+  }
+}
+
 const tasks: Tasks = {
   embed,
   dedup: dedupGroups,
   noop: (input) => input,
+  priority: () => getPriority(),
 };
 
 export default async function run(request: TaskRequest): Promise<unknown> {

@@ -14,6 +14,8 @@ export interface TaskMap {
   dedup: { input: DedupInput; output: Int32Array };
   /** Does nothing: measures the pool's own per-task cost. */
   noop: { input: { value: number }; output: { value: number } };
+  /** The thread's nice value, as the OS reports it (tests of the background pool). */
+  priority: { input: Record<string, never>; output: number };
 }
 
 export type TaskName = keyof TaskMap;

@@ -7,11 +7,16 @@ import { Semaphore } from '../platform/concurrency.js';
 import { DependencyUnavailableError, NotConfiguredError } from '../platform/errors.js';
 import type { WorkerPool } from '../platform/pool.js';
 
+export interface EmbedOptions {
+  /** Nobody waits on it (embedding behind writes): run it where it yields to the work requests wait on. */
+  background?: boolean;
+}
+
 export interface Embedder {
   readonly model: string;
   readonly dimensions: number;
   /** One unit-length vector per text, in order. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Whether an embedding asked for now would start at once (for the local embedder: a pool thread is free). */
   readonly ready: boolean;
 }
@@ -28,22 +33,28 @@ export class LocalEmbedder implements Embedder {
   }
 
   private readonly slots: Semaphore;
+  private readonly backgroundSlots: Semaphore;
 
   /**
-   * `inFlight`: chunks in the pool at once across every caller (backfill jobs, queries): enough to
-   * keep every thread busy, never enough to overflow the pool's queue.
+   * `inFlight`: chunks in each pool at once across every caller: enough to keep every thread busy,
+   * never enough to overflow the pool's queue. Queries and inline writes use `pool`; embedding
+   * behind writes uses `backgroundPool` (lower OS priority), so it neither holds up a query's
+   * embedding behind its chunks nor takes the CPU from requests.
    */
   constructor(
     private readonly pool: WorkerPool,
+    private readonly backgroundPool: WorkerPool = pool,
     inFlight = 4,
   ) {
     this.slots = new Semaphore(inFlight);
+    this.backgroundSlots = new Semaphore(inFlight);
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
+    const [pool, slots] = options.background ? [this.backgroundPool, this.backgroundSlots] : [this.pool, this.slots];
     const chunks: string[][] = [];
     for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
-    const outputs = await Promise.all(chunks.map((chunk) => this.slots.use(() => this.pool.run('embed', { texts: chunk }))));
+    const outputs = await Promise.all(chunks.map((chunk) => slots.use(() => pool.run('embed', { texts: chunk }))));
     const result: Float32Array[] = [];
     outputs.forEach((vectors, i) => {
       if (!(vectors instanceof Float32Array) || vectors.length !== chunks[i]!.length * this.dimensions) {
@@ -135,9 +146,9 @@ export class QueryEmbedder {
   }
 }
 
-export function createEmbedder(config: Config, pool: WorkerPool): Embedder {
+export function createEmbedder(config: Config, pool: WorkerPool, backgroundPool: WorkerPool = pool): Embedder {
   if (config.embeddingProvider === 'local') {
-    return new LocalEmbedder(pool, Math.min(config.poolMaxThreads * 2, config.poolMaxThreads + config.poolMaxQueue));
+    return new LocalEmbedder(pool, backgroundPool, Math.min(config.poolMaxThreads * 2, config.poolMaxThreads + config.poolMaxQueue));
   }
   if (config.modelGatewayUrl === undefined) throw new NotConfiguredError('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
   return new GatewayEmbedder(

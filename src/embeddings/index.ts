@@ -3,15 +3,15 @@
 import type { DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import { ensureEmbeddingDimension } from './dimension.js';
-import { createEmbedder, embedWithin, QueryEmbedder } from './embedder.js';
+import { createEmbedder, embedWithin, QueryEmbedder, type EmbedOptions } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
 
 export interface EmbeddingsApi {
   readonly model: string;
   readonly dimensions: number;
-  /** One unit-length vector per text, in order. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** One unit-length vector per text, in order; `background` for work nobody waits on. */
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** One query's vector, cached by its text (agents repeat their questions). */
   embedQuery(text: string): Promise<Float32Array>;
   /**
@@ -23,16 +23,16 @@ export interface EmbeddingsApi {
 }
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
-export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool'>): Promise<DomainModule<EmbeddingsApi>> {
+export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool' | 'backgroundPool'>): Promise<DomainModule<EmbeddingsApi>> {
   await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions);
-  const embedder = createEmbedder(runtime.config, runtime.pool);
+  const embedder = createEmbedder(runtime.config, runtime.pool, runtime.backgroundPool);
   const queries = new QueryEmbedder(embedder);
   return {
     name: 'embeddings',
     api: {
       model: embedder.model,
       dimensions: embedder.dimensions,
-      embed: (texts) => embedder.embed(texts),
+      embed: (texts, options) => embedder.embed(texts, options),
       embedQuery: (text) => queries.embedQuery(text),
       embedNow: (texts, budgetMs) => embedWithin(embedder, texts, budgetMs),
     },

@@ -367,7 +367,7 @@ export class MemoryService {
     const groups: (typeof rows)[] = [];
     for (let i = 0; i < rows.length; i += WRITE_GROUP) groups.push(rows.slice(i, i + WRITE_GROUP));
     const written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {
-      const vectors = await this.embedder.embed(group.map((r) => r.content));
+      const vectors = await this.embedder.embed(group.map((r) => r.content), { background: true });
       return store.writeEmbeddings(
         this.db,
         projectId,

@@ -2,6 +2,11 @@
 // bounded in flight, with a timeout per task; a full pool answers PoolOverloadedError (503) rather
 // than queueing without limit. Runs the built JS entry (dist/workers), since worker threads do
 // not get a TypeScript transform.
+//
+// A pool may run its threads at a lower OS priority (`niceness`): the runtime keeps one such pool
+// for background work (embedding behind writes), so that the work requests wait on (handlers,
+// Postgres, query embeddings) takes the CPU first, while background work still gets every cycle
+// they leave idle.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
@@ -14,6 +19,8 @@ export interface PoolOptions {
   /** Tasks allowed to wait for a thread beyond those running. */
   maxQueue: number;
   taskTimeoutMs: number;
+  /** The nice value of the threads (0 to 19; 0, the default, leaves them as the process is). */
+  niceness?: number;
   filename?: string;
 }
 
@@ -67,6 +74,7 @@ export class WorkerPool {
       maxThreads: this.options.maxThreads,
       maxQueue: Math.max(1, this.options.maxQueue) + this.options.maxThreads,
       idleTimeout: 60_000,
+      workerData: { niceness: this.options.niceness ?? 0 },
     });
     return this.piscina;
   }

@@ -17,7 +17,13 @@ export interface Runtime {
   readonly db: Db;
   /** Untyped: each module sees it through `domainQueue`, typed with its own jobs. */
   readonly queue: JobQueue<JobMapBase>;
+  /** CPU work that a request waits on: query and inline embeddings, clustering, estimators. */
   readonly pool: WorkerPool;
+  /**
+   * CPU work nobody waits on (embedding behind writes), at a lower OS priority
+   * (POOL_BACKGROUND_NICENESS) so that it takes only the cycles requests leave idle.
+   */
+  readonly backgroundPool: WorkerPool;
   /**
    * Aborted when the process starts shutting down: long jobs check it between batches and stop,
    * leaving the rest of their work where the next start (or a sweep) picks it up.
@@ -58,6 +64,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       ? new InProcessQueue<JobMapBase>(queueOptions)
       : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, commandTimeoutMs: config.queueCommandTimeoutMs });
   const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
+  const backgroundPool = new WorkerPool({
+    maxThreads: config.poolMaxThreads,
+    maxQueue: config.poolMaxQueue,
+    taskTimeoutMs: config.poolTaskTimeoutMs,
+    niceness: config.poolBackgroundNiceness,
+  });
 
   let closed = false;
   const shutdown = new AbortController();
@@ -67,13 +79,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     db,
     queue,
     pool,
+    backgroundPool,
     stopping: shutdown.signal,
     async close() {
       if (closed) return;
       closed = true;
       shutdown.abort();
       await queue.close();
-      await pool.destroy();
+      await Promise.all([pool.destroy(), backgroundPool.destroy()]);
       if (!options.db) await db.close();
     },
   };

@@ -83,6 +83,31 @@ describe('the local embedder', () => {
   });
 });
 
+describe('LocalEmbedder with a background pool', () => {
+  const interactive = newPool();
+  const background = new WorkerPool({ maxThreads: 1, maxQueue: 64, taskTimeoutMs: 60_000, niceness: 10 });
+  afterAll(() => Promise.all([interactive.destroy(), background.destroy()]));
+
+  it('embeds background work in the background pool, the same vectors as in the other', async () => {
+    const local = new LocalEmbedder(interactive, background);
+    const [behind] = await local.embed([OAT], { background: true });
+    expect(background.size.threads).toBe(1);
+    expect(interactive.size.threads).toBe(0);
+    const [now] = await local.embed([OAT]);
+    expect(interactive.size.threads).toBeGreaterThanOrEqual(1);
+    expect(Array.from(behind!)).toEqual(Array.from(now!));
+  });
+
+  it('stays ready for a write while the background pool is busy', async () => {
+    const local = new LocalEmbedder(interactive, background);
+    const busy = local.embed(Array.from({ length: 64 }, (_, i) => `a long backlog of writes to embed ${i}`), { background: true });
+    expect(background.hasFreeThread).toBe(false);
+    expect(local.ready).toBe(true);
+    expect(await embedWithin(local, [OAT], 5_000)).toHaveLength(1);
+    await busy;
+  });
+});
+
 describe('QueryEmbedder', () => {
   const pool = newPool();
   afterAll(() => pool.destroy());

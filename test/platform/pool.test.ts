@@ -1,5 +1,6 @@
 // The worker pool runs the built entry (dist/workers/index.js): `npm test` builds first; run
 // `npm run build` before running this file with vitest directly.
+import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DependencyUnavailableError, PoolOverloadedError } from '../../src/platform/errors.js';
 import { WorkerPool, type PoolOptions } from '../../src/platform/pool.js';
@@ -23,6 +24,17 @@ describe('WorkerPool', () => {
     await expect(p.run('noop', { value: 7 })).resolves.toEqual({ value: 7 });
     expect(p.size).toEqual({ inFlight: 0, threads: expect.any(Number) });
     expect(p.size.threads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('runs a background pool\'s threads at its niceness, and a default pool\'s at the process\'s', async () => {
+    const own = getPriority();
+    // Linux keeps a nice value per thread: the main thread's is the process's, unchanged.
+    const background = pool({ niceness: 10 });
+    const defaults = pool();
+    const [low, normal] = await Promise.all([background.run('priority', {}), defaults.run('priority', {})]);
+    expect(low).toBe(Math.max(own, 10));
+    expect(normal).toBe(own);
+    expect(getPriority()).toBe(own);
   });
 
   it('starts no thread until the first task', () => {

@@ -76,16 +76,21 @@ describe('read-your-writes with the worker pool saturated', () => {
   it('answers without waiting, finds the memory by its words, and embeds it behind', async () => {
     h = await createHarness({ env: { POOL_MAX_THREADS: '1' } });
     const { projectId } = await h.project();
-    // Keep the only pool thread busy.
-    const busy = h.lattice.runtime.pool.run('embed', { texts: Array.from({ length: 400 }, (_, i) => `a sentence that keeps the pool busy number ${i}`) });
+    // Keep the only pool thread busy, and the background pool's (where the embedding job runs) busy
+    // for longer, so that the search (whose query embedding waits for the first) still meets the
+    // memory without its vector.
+    const texts = (n: number, what: string) => Array.from({ length: n }, (_, i) => `a sentence that keeps the ${what} busy number ${i}`);
+    const busy = h.lattice.runtime.pool.run('embed', { texts: texts(400, 'pool') });
+    const backlog = h.lattice.runtime.backgroundPool.run('embed', { texts: texts(1200, 'background pool') });
     await expect.poll(() => h.lattice.runtime.pool.hasFreeThread).toBe(false);
+    await expect.poll(() => h.lattice.runtime.backgroundPool.hasFreeThread).toBe(false);
     const saved = (await h.call('POST', projectId, '/admin/memory', { body: { content: 'Favourite colour is teal' } })).json();
     expect(saved.hasEmbedding).toBe(false);
     const [top] = (await h.call('POST', projectId, '/memory/search', { body: { query: 'teal colour' } })).json();
     expect(top).toMatchObject({ content: 'Favourite colour is teal', scoreParts: { semantic: null, textRank: 1 } });
-    await busy;
+    await Promise.all([busy, backlog]);
     await expect
-      .poll(async () => (await h.call('GET', projectId, `/admin/memory/${saved.id}`)).json().hasEmbedding, { timeout: 20_000, interval: 250 })
+      .poll(async () => (await h.call('GET', projectId, `/admin/memory/${saved.id}`)).json().hasEmbedding, { timeout: 30_000, interval: 250 })
       .toBe(true);
   });
 });
