@@ -535,7 +535,7 @@ async function benchSearch(run: Run, size: number, projectId: string, path: Sear
     if (exact) continue;
     // The vector candidates alone (no text), through HNSW as the service runs it and by exact scan.
     const vector = await ctx.apis.embeddings.embedQuery(q);
-    const base = { projectId, filter: { liveOnly: true }, vector, k: CANDIDATES_K };
+    const base = { projectId, filter: { liveOnly: true }, vector, k: CANDIDATES_K, efSearch: ctx.runtime.config.searchHnswEfSearch };
     const truth = (await searchCandidates(ctx.runtime.db, { ...base, exact: true })).sort((x, y) => x.vectorRank! - y.vectorRank!).slice(0, SEARCH_LIMIT);
     const found = new Set((await searchCandidates(ctx.runtime.db, { ...base, exact: false })).map((c) => c.memory.id));
     top10Found += truth.filter((c) => found.has(c.memory.id)).length;
@@ -697,7 +697,7 @@ async function main(): Promise<void> {
       const config = configFor({});
       process.stdout.write(
         `\nMemory benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}; ` +
-          `SEARCH_EXACT_SCAN_MAX_ROWS=${config.searchExactScanMaxRows}, ${config.poolMaxThreads} pool thread(s), search limit ${SEARCH_LIMIT}, ` +
+          `SEARCH_EXACT_SCAN_MAX_ROWS=${config.searchExactScanMaxRows}, SEARCH_HNSW_EF_SEARCH=${config.searchHnswEfSearch}, ${config.poolMaxThreads} pool thread(s), search limit ${SEARCH_LIMIT}, ` +
           `${SEARCHES} searches per measure after ${SEARCH_WARMUP} warm-up.\n`,
       );
       for (const note of notes) process.stdout.write(`${note}\n`);

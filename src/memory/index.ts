@@ -37,7 +37,7 @@ export function createMemoryModule(
   const { config, db, log, pool } = runtime;
   // Each service sees the queue typed with its own jobs only.
   const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
-  const search = new MemorySearch(db, deps.embeddings, log, config.searchExactScanMaxRows);
+  const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch });
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config);
 

@@ -52,8 +52,12 @@ export class MemorySearch {
     private readonly db: Db,
     private readonly embedder: Pick<EmbeddingsApi, 'embedQuery'>,
     private readonly log: FastifyBaseLogger,
-    /** Up to this many embedded rows a project is scanned exactly; above, HNSW with iterative scan. */
-    private readonly exactScanMaxRows: number,
+    private readonly options: {
+      /** Up to this many embedded rows a project is scanned exactly; above, HNSW with iterative scan. */
+      exactScanMaxRows: number;
+      /** HNSW's candidate list (hnsw.ef_search) on the approximate path. */
+      efSearch: number;
+    },
   ) {}
 
   /** The graph bonus comes from a higher domain, built after this one: it plugs itself in. */
@@ -90,7 +94,8 @@ export class MemorySearch {
       vector,
       lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
       k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
-      exact: embeddedRows <= this.exactScanMaxRows,
+      exact: embeddedRows <= this.options.exactScanMaxRows,
+      efSearch: this.options.efSearch,
     });
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
     const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, hubness: c.hubness, bm25: c.bm25 })));

@@ -10,15 +10,16 @@ import { RANKING } from './ranking.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
 /**
- * HNSW neighbours taken per vector candidate kept, re-ranked by exact distance, and the graph walk's
- * candidate list (hnsw.ef_search). At 100k memories (bench/memory.ts, with the index's build settings
- * in embeddings/dimension.ts), 40 candidates from 200 neighbours held of the exact top 10, with the
- * vector list's p95 alone: ef_search 600, 0.999 in 10.5 ms; 400, 0.993 in 9.6 ms; 300, 0.97 to 0.98
- * in 6 to 7 ms; 200, 0.96 to 0.97 in 4 to 6 ms (two query sets of 300 and 400). 300 keeps a margin
- * over the 0.95 target for two thirds of 600's time.
+ * HNSW neighbours taken per vector candidate kept, re-ranked by exact distance. The graph walk's
+ * candidate list (hnsw.ef_search) is SEARCH_HNSW_EF_SEARCH. At 100k memories (bench/memory.ts, with
+ * the index's build settings in embeddings/dimension.ts), 40 candidates from 200 neighbours held of
+ * the exact top 10, with the vector list's p95 alone: ef_search 600, 0.999 in 10.5 ms; 400, 0.993
+ * in 9.6 ms; 300, 0.97 to 0.98 in 6 to 7 ms; 200, 0.96 to 0.97 in 4 to 6 ms. With the candidates'
+ * hubness pass (about 1.5 ms more), the whole retrieval's p95: 300, 0.978 in 12.8 to 13.4 ms; 250,
+ * 0.968 in 11.0 ms; 200, 0.959 in 10.5 ms. The default, 250, keeps a margin on both targets (0.95 of
+ * the exact top 10, 15 ms).
  */
 const VECTOR_OVERSCAN = 5;
-const HNSW_EF_SEARCH = 300;
 const vectorScan = (k: number) => Math.min(1000, k * VECTOR_OVERSCAN);
 /** Lexical matches scored per search, at most (the candidate terms stay within it). */
 const TEXT_SCAN_CAP = BM25.candidateBudget;
@@ -59,6 +60,8 @@ export interface CandidateQuery {
    * exact is right while the project is small; HNSW with iterative scan beyond.
    */
   exact: boolean;
+  /** hnsw.ef_search on the HNSW path (SEARCH_HNSW_EF_SEARCH; needed there); raised to the over-scan when that is larger. */
+  efSearch?: number;
 }
 
 export interface Candidate {
@@ -106,13 +109,16 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const bm25 = lexical ? bm25Sql(param(lexical.terms.map((t) => t.lexeme)), param(lexical.terms.map((t) => t.idf)), param(lexical.avgLength)) : undefined;
   // The candidates are read once; a candidate's hubness is its mean cosine to its nearest fellow
   // candidates (ranking.ts says why): for unit vectors (every embedder's output is), the inner
-  // product, which pgvector computes in a third of the cosine's work (<#> is its negative). Both
-  // CTEs are materialised: inlined, the pairwise pass would run again for every row of the join.
+  // product, which pgvector computes in a third of the cosine's work (<#> is its negative). The
+  // pass reads the candidates' vectors alone (e), not their whole rows, and every CTE is
+  // materialised: inlined, the pairwise pass would run again for every row of the join. At 80
+  // candidates it costs about 1.5 ms.
   const hub = vec
-    ? `, h AS MATERIALIZED (
-         SELECT a.id, (SELECT -avg(n.distance) FROM (SELECT a.embedding <#> b.embedding AS distance FROM m b
-                        WHERE b.id <> a.id AND b.embedding IS NOT NULL ORDER BY 1 LIMIT ${RANKING.hubNeighbours}) n) AS hubness
-           FROM m a WHERE a.embedding IS NOT NULL)`
+    ? `, e AS MATERIALIZED (SELECT m.id, m.embedding FROM m WHERE m.embedding IS NOT NULL),
+       h AS MATERIALIZED (
+         SELECT a.id, (SELECT -avg(n.distance) FROM (SELECT a.embedding <#> b.embedding AS distance FROM e b
+                        WHERE b.id <> a.id ORDER BY 1 LIMIT ${RANKING.hubNeighbours}) n) AS hubness
+           FROM e a)`
     : '';
   const { rows } = await db.query<CandidateRow>(
     `WITH m AS MATERIALIZED (SELECT * FROM memories m WHERE m.project_id = $1 AND m.id = ANY($2::text[]))${hub}
@@ -148,12 +154,14 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
     ) m ORDER BY m.distance, m.id LIMIT ${k}`;
   const run = async (tx: Queryable) => (await tx.query<{ id: string }>(sql, where.params)).rows.map((r) => r.id);
   if (q.exact) return run(db);
+  if (q.efSearch === undefined) throw new Error('searchCandidates: the HNSW path needs efSearch');
+  const efSearch = Math.min(1000, Math.max(q.efSearch, vectorScan(q.k)));
   return db.transaction(async (tx) => {
     // A large project: walk the HNSW graph (enable_sort off steers the planner to the index order
     // rather than sorting the project's rows), and with pgvector 0.8's iterative scan keep walking
     // until enough rows pass the project filter.
     await tx.exec(
-      `SET LOCAL enable_sort = off; SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(HNSW_EF_SEARCH, vectorScan(q.k)))}`,
+      `SET LOCAL enable_sort = off; SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${efSearch}`,
     );
     return run(tx);
   });
