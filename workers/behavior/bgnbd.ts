@@ -1,0 +1,112 @@
+// The BG/NBD ("beta-geometric / negative binomial distribution") model of repeat events: Fader,
+// Hardie and Lee, "'Counting Your Customers' the Easy Way: An Alternative to the Pareto/NBD Model",
+// Marketing Science 24(2), 2005. While alive, a subject's events are a Poisson process of rate
+// lambda ~ Gamma(r, alpha) (shape r, rate alpha); after each event it stops for good with probability
+// p ~ Beta(a, b). A subject's history is summarised by x (repeat events after the first), tx (time
+// of the last, from the first) and T (time from the first to the end of observation), in one unit of
+// time throughout. Pure: data in, numbers out.
+import gammaln from '@stdlib/math-base-special-gammaln';
+import hyp2f1 from '@stdlib/math-base-special-hyp2f1';
+import { minimize } from './nelder-mead.js';
+
+export interface BgnbdParams {
+  r: number;
+  alpha: number;
+  a: number;
+  b: number;
+}
+
+/** Subjects' histories, column-wise (typed arrays cross to the pool without copying). */
+export interface Histories {
+  x: Float64Array;
+  tx: Float64Array;
+  T: Float64Array;
+}
+
+export interface BgnbdFit extends BgnbdParams {
+  /** The summed log-likelihood at the estimate. */
+  logLikelihood: number;
+  subjects: number;
+  converged: boolean;
+}
+
+/**
+ * One subject's log-likelihood (FHL 2005, equation 6, in the four-term form of Fader and Hardie's
+ * implementation note): A1 + A2 + ln(exp(A3) + [x > 0] exp(A4)).
+ */
+export function logLikelihood({ r, alpha, a, b }: BgnbdParams, x: number, tx: number, T: number): number {
+  const a1 = gammaln(r + x) - gammaln(r) + r * Math.log(alpha);
+  const a2 = gammaln(a + b) + gammaln(b + x) - gammaln(b) - gammaln(a + b + x);
+  const a3 = -(r + x) * Math.log(alpha + T);
+  if (x === 0) return a1 + a2 + a3;
+  const a4 = Math.log(a) - Math.log(b + x - 1) - (r + x) * Math.log(alpha + tx);
+  const top = Math.max(a3, a4);
+  return a1 + a2 + top + Math.log(Math.exp(a3 - top) + Math.exp(a4 - top));
+}
+
+export function totalLogLikelihood(params: BgnbdParams, h: Histories): number {
+  let sum = 0;
+  for (let i = 0; i < h.x.length; i++) sum += logLikelihood(params, h.x[i]!, h.tx[i]!, h.T[i]!);
+  return sum;
+}
+
+const fromLog = ([r, alpha, a, b]: readonly number[]): BgnbdParams => ({ r: Math.exp(r!), alpha: Math.exp(alpha!), a: Math.exp(a!), b: Math.exp(b!) });
+
+/**
+ * Maximum-likelihood estimate over the subjects, by Nelder-Mead on the parameters' logarithms (which
+ * keeps them positive), restarted from its own answer until it stops improving, as is usual for the
+ * simplex method. Starts at r = a = b = 1 and alpha = the mean observation length (a rate of about
+ * one event per observation window).
+ */
+export function fitBgnbd(h: Histories): BgnbdFit {
+  const n = h.x.length;
+  if (n === 0) throw new Error('fitBgnbd: no subjects');
+  const meanT = h.T.reduce((s, t) => s + t, 0) / n;
+  const objective = (p: readonly number[]) => -totalLogLikelihood(fromLog(p), h);
+  let start = [0, Math.log(Math.max(meanT, 1e-6)), 0, 0];
+  let best = minimize(objective, start, { step: 1 });
+  for (let restart = 0; restart < 5; restart++) {
+    const again = minimize(objective, best.x, { step: 0.2 });
+    const improved = again.value < best.value - 1e-9 * Math.abs(best.value);
+    best = again.value <= best.value ? again : best;
+    if (!improved) break;
+    start = best.x;
+  }
+  return { ...fromLog(best.x), logLikelihood: -best.value, subjects: n, converged: best.converged };
+}
+
+/** P(alive at T | x, tx, T) (FHL 2005, equation 11); a subject with no repeat event is alive. */
+export function probabilityAlive({ r, alpha, a, b }: BgnbdParams, x: number, tx: number, T: number): number {
+  if (x === 0) return 1;
+  const odds = Math.exp(Math.log(a) - Math.log(b + x - 1) + (r + x) * (Math.log(alpha + T) - Math.log(alpha + tx)));
+  return 1 / (1 + odds);
+}
+
+/**
+ * P(at least one event in (T, T + t] | x, tx, T). An alive subject makes none with probability
+ * E[exp(-lambda t)] under lambda's posterior Gamma(r + x, alpha + T), that is
+ * ((alpha + T) / (alpha + T + t))^(r + x); it cannot stop without an event (BG/NBD drops out only
+ * just after one), and a subject that has stopped makes none.
+ */
+export function probabilityAtLeastOne(params: BgnbdParams, x: number, tx: number, T: number, t: number): number {
+  if (t <= 0) return 0;
+  const { r, alpha } = params;
+  const none = Math.exp((r + x) * (Math.log(alpha + T) - Math.log(alpha + T + t)));
+  return probabilityAlive(params, x, tx, T) * (1 - none);
+}
+
+/** E[events in (T, T + t] | x, tx, T] (FHL 2005, equation 10). Needs a > 1 for a finite mean. */
+export function expectedEvents({ r, alpha, a, b }: BgnbdParams, x: number, tx: number, T: number, t: number): number {
+  if (t <= 0) return 0;
+  const z = t / (alpha + T + t);
+  const hyper = hyp2f1(r + x, b + x, a + b + x - 1, z);
+  const head = (a + b + x - 1) / (a - 1);
+  const tail = 1 - Math.exp((r + x) * (Math.log(alpha + T) - Math.log(alpha + T + t))) * hyper;
+  return head * tail * probabilityAlive({ r, alpha, a, b }, x, tx, T);
+}
+
+/** E[X(t)] for a new subject observed from time 0 (FHL 2005, equation 9). */
+export function expectedEventsUnconditional({ r, alpha, a, b }: BgnbdParams, t: number): number {
+  const z = t / (alpha + t);
+  return ((a + b - 1) / (a - 1)) * (1 - Math.exp(r * (Math.log(alpha) - Math.log(alpha + t))) * hyp2f1(r, b, a + b - 1, z));
+}
