@@ -2,6 +2,8 @@
 // functions in their own files. Typed-array results are moved, not copied.
 import { getPriority, setPriority } from 'node:os';
 import { Piscina, workerData } from 'piscina';
+import { fitBgnbd } from './behavior/bgnbd.js';
+import { minePatterns } from './behavior/mining.js';
 import { dedupGroups } from './dedup.js';
 import { embed } from './embed.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
@@ -23,6 +25,8 @@ if (niceness > 0) {
 const tasks: Tasks = {
   embed,
   dedup: dedupGroups,
+  'behavior.mine': minePatterns,
+  'behavior.fit-bgnbd': fitBgnbd,
   noop: (input) => input,
   priority: () => getPriority(),
 };

@@ -1,5 +1,7 @@
 // The map of pool tasks: name -> input and output. Inputs and outputs are plain data and typed
 // arrays; outputs move back to the caller without copying.
+import type { BgnbdFit, Histories } from './behavior/bgnbd.js';
+import type { MinedPattern, MiningInput } from './behavior/mining.js';
 import type { DedupInput } from './dedup.js';
 
 export interface EmbedInput {
@@ -12,6 +14,10 @@ export type EmbedOutput = Float32Array;
 export interface TaskMap {
   embed: { input: EmbedInput; output: EmbedOutput };
   dedup: { input: DedupInput; output: Int32Array };
+  /** One subject's activity times in, its mined patterns out. */
+  'behavior.mine': { input: MiningInput; output: MinedPattern[] };
+  /** Subjects' histories (x, tx, T) in, the BG/NBD maximum-likelihood fit out. */
+  'behavior.fit-bgnbd': { input: Histories; output: BgnbdFit };
   /** Does nothing: measures the pool's own per-task cost. */
   noop: { input: { value: number }; output: { value: number } };
   /** The thread's nice value, as the OS reports it (tests of the background pool). */
