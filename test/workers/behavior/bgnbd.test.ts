@@ -5,6 +5,7 @@ import betaln from '@stdlib/math-base-special-betaln';
 import gammaln from '@stdlib/math-base-special-gammaln';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../helpers/random.js';
 import {
   expectedEvents,
   expectedEventsUnconditional,
@@ -134,17 +135,6 @@ function simulate({ r, alpha, a, b }: BgnbdParams, n: number, seed: number): His
     h.T[i] = T;
   }
   return h;
-}
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Gamma(shape, 1) by Marsaglia and Tsang (2000); shapes below 1 boosted by U^(1/shape). */

@@ -3,6 +3,7 @@
 // while pure-noise subjects get a pattern at most 5% of the time.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../helpers/random.js';
 import { circularMinutes, local, minePatterns, type MinedPattern } from '../../../workers/behavior/mining.js';
 
 const DAY = 86_400_000;
@@ -180,14 +181,3 @@ describe('minePatterns on a synthetic population', () => {
     expect(rate('noise')).toBeLessThanOrEqual(0.05);
   });
 });
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
