@@ -78,7 +78,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
       schema: {
         tags,
         summary: 'Queue typed observations for ingest',
-        description: `${rowRules} The rows are stored durably before the 202 answer and ingested by a job with the same code as the synchronous route; read the outcome back from GET /memory-typed/observations.`,
+        description: `${rowRules} The rows are stored durably before the 202 answer and ingested by a job with the same code as the synchronous route; read the outcome back from GET /memory-typed/observations. While the queue (Redis) is down the rows are still stored and answered 202: a sweep at start and every minute enqueues batches whose job could not be queued, so an accepted batch is never lost and need not be retried.`,
         body: IngestBodySchema,
         response: { 202: Type.Object({ enqueued: Type.Integer() }) },
       },
