@@ -41,6 +41,8 @@ export interface Config {
   readonly poolTaskTimeoutMs: number;
   /** The nice value of the background pool's threads (embedding behind writes); 0 to 19. */
   readonly poolBackgroundNiceness: number;
+  /** Threads of the background pool (default POOL_MAX_THREADS); each holds its own copy of the encoder. */
+  readonly poolBackgroundThreads: number;
   readonly embeddingProvider: EmbeddingProvider;
   readonly embeddingDimensions: number;
   readonly embeddingModel: string;
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
   const embeddingProvider = r.oneOf('EMBEDDING_PROVIDER', ['local', 'gateway'] as const, 'local');
+  const poolMaxThreads = r.int('POOL_MAX_THREADS', cores, 1, 256);
   const modelGatewayUrl = r.url('MODEL_GATEWAY_URL', ['http:', 'https:']);
   const embeddingDimensions = r.int('EMBEDDING_DIMENSIONS', 512, 1, 16000);
   if (embeddingProvider === 'gateway' && modelGatewayUrl === undefined) {
@@ -182,10 +185,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dbConnectTimeoutMs: r.int('DB_CONNECT_TIMEOUT_MS', 1000, 50, 60_000),
     dbAcquireTimeoutMs: r.int('DB_ACQUIRE_TIMEOUT_MS', 10_000, 50, 600_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
-    poolMaxThreads: r.int('POOL_MAX_THREADS', cores, 1, 256),
+    poolMaxThreads,
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),
     poolTaskTimeoutMs: r.int('POOL_TASK_TIMEOUT_MS', 60_000, 100, 600_000),
     poolBackgroundNiceness: r.int('POOL_BACKGROUND_NICENESS', 10, 0, 19),
+    poolBackgroundThreads: r.int('POOL_BACKGROUND_THREADS', poolMaxThreads, 1, 256),
     embeddingProvider,
     embeddingDimensions,
     embeddingModel: r.string('EMBEDDING_MODEL', embeddingProvider === 'local' ? 'use-lite-512' : 'text-embedding-3-small'),

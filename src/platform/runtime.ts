@@ -65,7 +65,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, commandTimeoutMs: config.queueCommandTimeoutMs });
   const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
   const backgroundPool = new WorkerPool({
-    maxThreads: config.poolMaxThreads,
+    maxThreads: config.poolBackgroundThreads,
     maxQueue: config.poolMaxQueue,
     taskTimeoutMs: config.poolTaskTimeoutMs,
     niceness: config.poolBackgroundNiceness,
