@@ -7,8 +7,10 @@
 export interface MinimizeOptions {
   /** Size of the first simplex's steps from the start, per coordinate (default 0.5). */
   step?: number;
-  /** Stop when the simplex's values differ by less than this (default 1e-10, relative). */
+  /** Stop when the simplex's values differ by less than this (default 1e-10, relative)... */
   tolerance?: number;
+  /** ...and its points by less than this (default 1e-9, relative to the best point's size). */
+  xTolerance?: number;
   maxIterations?: number;
 }
 
@@ -26,7 +28,7 @@ const SHRINK = 0.5;
 
 /** Minimises `f` from `start`. A non-finite value counts as +Infinity (a point outside the domain). */
 export function minimize(f: (x: readonly number[]) => number, start: readonly number[], options: MinimizeOptions = {}): Minimum {
-  const { step = 0.5, tolerance = 1e-10, maxIterations = 2000 * start.length } = options;
+  const { step = 0.5, tolerance = 1e-10, xTolerance = 1e-9, maxIterations = 2000 * start.length } = options;
   const value = (x: readonly number[]) => {
     const v = f(x);
     return Number.isFinite(v) ? v : Number.POSITIVE_INFINITY;
@@ -43,7 +45,12 @@ export function minimize(f: (x: readonly number[]) => number, start: readonly nu
     values = order.map((i) => values[i]!);
     const best = values[0]!;
     const worst = values[n]!;
-    if (Math.abs(worst - best) <= tolerance * (Math.abs(best) + tolerance)) return { x: simplex[0]!, value: best, iterations, converged: true };
+    // Both the values and the points must have come together: a simplex lying across the minimum
+    // (points on either side at equal height) has equal values long before it has found it.
+    const valuesClose = Math.abs(worst - best) <= tolerance * (Math.abs(best) + tolerance);
+    const spread = Math.max(...simplex.slice(1).map((x) => Math.max(...x.map((xi, i) => Math.abs(xi - simplex[0]![i]!)))));
+    const pointsClose = spread <= xTolerance * (1 + Math.max(...simplex[0]!.map(Math.abs)));
+    if (valuesClose && pointsClose) return { x: simplex[0]!, value: best, iterations, converged: true };
 
     const centroid = simplex.slice(0, n).reduce((sum, x) => sum.map((s, i) => s + x[i]! / n), new Array<number>(n).fill(0));
     const reflected = towards(centroid, simplex[n]!, -REFLECT);
