@@ -697,7 +697,7 @@ async function main(): Promise<void> {
       const config = configFor({});
       process.stdout.write(
         `\nMemory benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}; ` +
-          `SEARCH_EXACT_SCAN_MAX_ROWS=${config.searchExactScanMaxRows}, SEARCH_HNSW_EF_SEARCH=${config.searchHnswEfSearch}, ${config.poolMaxThreads} pool thread(s), search limit ${SEARCH_LIMIT}, ` +
+          `SEARCH_EXACT_SCAN_MAX_ROWS=${config.searchExactScanMaxRows}, SEARCH_HNSW_EF_SEARCH=${config.searchHnswEfSearch}, ${config.poolMaxThreads} pool thread(s) + ${config.poolBackgroundThreads} background (nice ${config.poolBackgroundNiceness}), search limit ${SEARCH_LIMIT}, ` +
           `${SEARCHES} searches per measure after ${SEARCH_WARMUP} warm-up.\n`,
       );
       for (const note of notes) process.stdout.write(`${note}\n`);

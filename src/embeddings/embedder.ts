@@ -32,26 +32,24 @@ export class LocalEmbedder implements Embedder {
     return this.pool.hasFreeThread;
   }
 
-  private readonly slots: Semaphore;
-  private readonly backgroundSlots: Semaphore;
+  /** Chunks in each pool at once across every caller: its feed limit, so that every thread is busy and its queue never overflows. */
+  private readonly slots = new Map<WorkerPool, Semaphore>();
 
   /**
-   * `inFlight`: chunks in each pool at once across every caller: enough to keep every thread busy,
-   * never enough to overflow the pool's queue. Queries and inline writes use `pool`; embedding
-   * behind writes uses `backgroundPool` (lower OS priority), so it neither holds up a query's
-   * embedding behind its chunks nor takes the CPU from requests.
+   * Queries and inline writes use `pool`; embedding behind writes uses `backgroundPool` (lower OS
+   * priority), so it neither holds up a query's embedding behind its chunks nor takes the CPU from
+   * requests. One pool may serve both.
    */
   constructor(
     private readonly pool: WorkerPool,
     private readonly backgroundPool: WorkerPool = pool,
-    inFlight = 4,
   ) {
-    this.slots = new Semaphore(inFlight);
-    this.backgroundSlots = new Semaphore(inFlight);
+    for (const p of [pool, backgroundPool]) if (!this.slots.has(p)) this.slots.set(p, new Semaphore(p.feedLimit));
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
-    const [pool, slots] = options.background ? [this.backgroundPool, this.backgroundSlots] : [this.pool, this.slots];
+    const pool = options.background ? this.backgroundPool : this.pool;
+    const slots = this.slots.get(pool)!;
     const chunks: string[][] = [];
     for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
     const outputs = await Promise.all(chunks.map((chunk) => slots.use(() => pool.run('embed', { texts: chunk }))));
@@ -148,7 +146,7 @@ export class QueryEmbedder {
 
 export function createEmbedder(config: Config, pool: WorkerPool, backgroundPool: WorkerPool = pool): Embedder {
   if (config.embeddingProvider === 'local') {
-    return new LocalEmbedder(pool, backgroundPool, Math.min(config.poolMaxThreads * 2, config.poolMaxThreads + config.poolMaxQueue));
+    return new LocalEmbedder(pool, backgroundPool);
   }
   if (config.modelGatewayUrl === undefined) throw new NotConfiguredError('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
   return new GatewayEmbedder(

@@ -34,6 +34,14 @@ export class WorkerPool {
     return { inFlight: this.inFlight, threads: this.piscina?.threads.length ?? 0 };
   }
 
+  /**
+   * How many tasks a caller that feeds the pool continuously should keep in it: two per thread (one
+   * running, one ready), never more than the pool admits.
+   */
+  get feedLimit(): number {
+    return Math.min(this.options.maxThreads * 2, this.options.maxThreads + this.options.maxQueue);
+  }
+
   /** Whether a task run now would start at once, rather than wait behind others. */
   get hasFreeThread(): boolean {
     return this.inFlight < this.options.maxThreads;

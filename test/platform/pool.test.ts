@@ -49,6 +49,11 @@ describe('WorkerPool', () => {
     for (const key of ['r', 'alpha', 'a', 'b'] as const) expect(fit[key]).toBeGreaterThan(0);
   });
 
+  it('derives how many tasks a steady feeder keeps in it: two per thread, within what it admits', () => {
+    expect(pool({ maxThreads: 2, maxQueue: 16 }).feedLimit).toBe(4);
+    expect(pool({ maxThreads: 3, maxQueue: 1 }).feedLimit).toBe(4);
+  });
+
   it('starts no thread until the first task', () => {
     expect(pool().size).toEqual({ inFlight: 0, threads: 0 });
   });

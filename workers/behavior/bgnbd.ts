@@ -63,16 +63,19 @@ export function fitBgnbd(h: Histories): BgnbdFit {
   if (n === 0) throw new Error('fitBgnbd: no subjects');
   const meanT = h.T.reduce((s, t) => s + t, 0) / n;
   const objective = (p: readonly number[]) => -totalLogLikelihood(fromLog(p), h);
-  let start = [0, Math.log(Math.max(meanT, 1e-6)), 0, 0];
-  let best = minimize(objective, start, { step: 1 });
+  let best = minimize(objective, [0, Math.log(Math.max(meanT, 1e-6)), 0, 0], { step: 1 });
   for (let restart = 0; restart < 5; restart++) {
     const again = minimize(objective, best.x, { step: 0.2 });
     const improved = again.value < best.value - 1e-9 * Math.abs(best.value);
     best = again.value <= best.value ? again : best;
     if (!improved) break;
-    start = best.x;
   }
   return { ...fromLog(best.x), logLikelihood: -best.value, subjects: n, converged: best.converged };
+}
+
+/** ((alpha + T) / (alpha + T + t))^(r + x): E[exp(-lambda t)] under lambda's posterior Gamma(r + x, alpha + T). */
+function noEventWhileAlive({ r, alpha }: BgnbdParams, x: number, T: number, t: number): number {
+  return Math.exp((r + x) * (Math.log(alpha + T) - Math.log(alpha + T + t)));
 }
 
 /** P(alive at T | x, tx, T) (FHL 2005, equation 11); a subject with no repeat event is alive. */
@@ -90,19 +93,16 @@ export function probabilityAlive({ r, alpha, a, b }: BgnbdParams, x: number, tx:
  */
 export function probabilityAtLeastOne(params: BgnbdParams, x: number, tx: number, T: number, t: number): number {
   if (t <= 0) return 0;
-  const { r, alpha } = params;
-  const none = Math.exp((r + x) * (Math.log(alpha + T) - Math.log(alpha + T + t)));
-  return probabilityAlive(params, x, tx, T) * (1 - none);
+  return probabilityAlive(params, x, tx, T) * (1 - noEventWhileAlive(params, x, T, t));
 }
 
 /** E[events in (T, T + t] | x, tx, T] (FHL 2005, equation 10). Needs a > 1 for a finite mean. */
-export function expectedEvents({ r, alpha, a, b }: BgnbdParams, x: number, tx: number, T: number, t: number): number {
+export function expectedEvents(params: BgnbdParams, x: number, tx: number, T: number, t: number): number {
   if (t <= 0) return 0;
-  const z = t / (alpha + T + t);
-  const hyper = hyp2f1(r + x, b + x, a + b + x - 1, z);
-  const head = (a + b + x - 1) / (a - 1);
-  const tail = 1 - Math.exp((r + x) * (Math.log(alpha + T) - Math.log(alpha + T + t))) * hyper;
-  return head * tail * probabilityAlive({ r, alpha, a, b }, x, tx, T);
+  const { r, alpha, a, b } = params;
+  const hyper = hyp2f1(r + x, b + x, a + b + x - 1, t / (alpha + T + t));
+  const tail = 1 - noEventWhileAlive(params, x, T, t) * hyper;
+  return ((a + b + x - 1) / (a - 1)) * tail * probabilityAlive(params, x, tx, T);
 }
 
 /** E[X(t)] for a new subject observed from time 0 (FHL 2005, equation 9). */

@@ -3,6 +3,7 @@
 // out; no clock. Every pattern's confidence is the mean of a Beta posterior over its hits and misses
 // (uniform prior: (hits + 1) / (hits + misses + 2)), so the outcome loop can go on updating it.
 import binomialCdf from '@stdlib/stats-base-dists-binomial-cdf';
+import { median } from './stats.js';
 
 const DAY_MS = 86_400_000;
 const MINUTES_PER_DAY = 1440;
@@ -74,12 +75,6 @@ function collapse(times: Float64Array): number[] {
   for (const t of sorted) if (out.length === 0 || t - out.at(-1)! >= SAME_OCCURRENCE_MS) out.push(t);
   return out;
 }
-
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const windowDays = (c: Context) => Math.max(0, (c.now - c.first) / DAY_MS);
 

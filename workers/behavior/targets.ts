@@ -4,6 +4,7 @@
 // of the latest reading (anomaly), and the Wilson interval for projected patterns. Pure; every
 // answer either carries its interval or abstains with a reason, never a "no" for "unknown".
 import gammaQuantile from '@stdlib/stats-base-dists-gamma-quantile';
+import { quantile } from './stats.js';
 
 const DAY_MS = 86_400_000;
 const Z95 = 1.959963984540054;
@@ -85,13 +86,6 @@ export interface NextEvent {
   daysUntil: number;
   overdue: boolean;
   medianGapDays: number;
-}
-
-/** Empirical quantile by linear interpolation between order statistics (Hyndman and Fan type 7). */
-export function quantile(sorted: readonly number[], q: number): number {
-  const h = (sorted.length - 1) * q;
-  const lo = Math.floor(h);
-  return sorted[lo]! + (h - lo) * ((sorted[Math.min(lo + 1, sorted.length - 1)] ?? sorted[lo]!) - sorted[lo]!);
 }
 
 /**

@@ -75,13 +75,15 @@ export function fuse(candidates: readonly FusionInput[]): Map<string, Fused> {
   const vector = ranks(candidates, (c) => c.cosine);
   const text = ranks(candidates, (c) => (c.bm25 > 0 ? c.bm25 : null));
   const best = Math.max(0, ...candidates.map((c) => c.bm25));
-  const hubs = candidates.flatMap((c) => (c.cosine !== null && c.hubness != null && Number.isFinite(c.hubness) ? [c.hubness] : []));
+  // A hubness counts only beside a cosine it can correct.
+  const hubnessOf = (c: FusionInput) => (c.cosine !== null && c.hubness != null && Number.isFinite(c.hubness) ? c.hubness : undefined);
+  const hubs = candidates.flatMap((c) => hubnessOf(c) ?? []);
   const meanHub = hubs.length === 0 ? 0 : hubs.reduce((sum, h) => sum + h, 0) / hubs.length;
   return new Map(
     candidates.map((c) => {
       const lexical = best > 0 ? c.bm25 / best : 0;
-      const known = c.cosine !== null && c.hubness != null && Number.isFinite(c.hubness);
-      const hubness = known ? RANKING.hubnessWeight * (c.hubness! - meanHub) : 0;
+      const own = hubnessOf(c);
+      const hubness = own === undefined ? 0 : RANKING.hubnessWeight * (own - meanHub);
       const semantic = c.cosine === null ? 0 : c.cosine - hubness;
       const relevance = clamp01(RANKING.semanticWeight * semantic + RANKING.lexicalWeight * lexical);
       return [c.id, { relevance, hubness, vectorRank: vector.get(c.id) ?? null, textRank: text.get(c.id) ?? null, lexical }];

@@ -1,8 +1,7 @@
 // Hybrid search: vector candidates and lexical candidates (the query's rarest terms, scored by
 // BM25), fused into one relevance (a fitted blend of the hubness-corrected cosine and the
-// normalised BM25), blended
-// with recency and importance (ranking.ts), filtered by scope, type, subject, status and category,
-// optionally as of an instant. Every hit carries its score and the parts it is made of.
+// normalised BM25), blended with recency and importance (ranking.ts), filtered by scope, type,
+// subject, status and category, optionally as of an instant. Every hit carries its score and the parts it is made of.
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingsApi } from '../../embeddings/index.js';

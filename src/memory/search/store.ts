@@ -47,22 +47,22 @@ export interface LexicalQuery {
   avgLength: number;
 }
 
-export interface CandidateQuery {
+/**
+ * Exact scan (btree on the project, then distance) instead of HNSW. pgvector filters after the HNSW
+ * scan, so a small project in a big table would get far fewer than k rows from the index: exact is
+ * right while the project is small; HNSW with iterative scan beyond, which needs its candidate list
+ * (hnsw.ef_search, SEARCH_HNSW_EF_SEARCH; raised to the over-scan when that is larger).
+ */
+export type VectorPath = { exact: true; efSearch?: number } | { exact: false; efSearch: number };
+
+export type CandidateQuery = VectorPath & {
   projectId: string;
   filter: MemoryFilter;
   vector?: Float32Array;
   lexical?: LexicalQuery;
   /** Candidates taken from each of the two lists. */
   k: number;
-  /**
-   * Exact scan (btree on the project, then distance) instead of HNSW. pgvector filters after the
-   * HNSW scan, so a small project in a big table would get far fewer than k rows from the index:
-   * exact is right while the project is small; HNSW with iterative scan beyond.
-   */
-  exact: boolean;
-  /** hnsw.ef_search on the HNSW path (SEARCH_HNSW_EF_SEARCH; needed there); raised to the over-scan when that is larger. */
-  efSearch?: number;
-}
+};
 
 export interface Candidate {
   memory: Memory;
@@ -154,7 +154,6 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
     ) m ORDER BY m.distance, m.id LIMIT ${k}`;
   const run = async (tx: Queryable) => (await tx.query<{ id: string }>(sql, where.params)).rows.map((r) => r.id);
   if (q.exact) return run(db);
-  if (q.efSearch === undefined) throw new Error('searchCandidates: the HNSW path needs efSearch');
   const efSearch = Math.min(1000, Math.max(q.efSearch, vectorScan(q.k)));
   return db.transaction(async (tx) => {
     // A large project: walk the HNSW graph (enable_sort off steers the planner to the index order
