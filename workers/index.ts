@@ -3,7 +3,8 @@
 import { getPriority, setPriority } from 'node:os';
 import { Piscina, workerData } from 'piscina';
 import { fitBgnbd } from './behavior/bgnbd.js';
-import { minePatterns } from './behavior/mining.js';
+import { fitBudget } from './behavior/budget.js';
+import { minePatternsBatch } from './behavior/mining.js';
 import { dedupGroups } from './dedup.js';
 import { embed } from './embed.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
@@ -25,8 +26,9 @@ if (niceness > 0) {
 const tasks: Tasks = {
   embed,
   dedup: dedupGroups,
-  'behavior.mine': minePatterns,
+  'behavior.mine': minePatternsBatch,
   'behavior.fit-bgnbd': fitBgnbd,
+  'behavior.fit-context': fitBudget,
   noop: (input) => input,
   priority: () => getPriority(),
 };

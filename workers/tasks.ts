@@ -1,6 +1,7 @@
 // The map of pool tasks: name -> input and output. Inputs and outputs are plain data and typed
 // arrays; outputs move back to the caller without copying.
 import type { BgnbdFit, Histories } from './behavior/bgnbd.js';
+import type { BudgetInput, BudgetOutput } from './behavior/budget.js';
 import type { MinedPattern, MiningInput } from './behavior/mining.js';
 import type { DedupInput } from './dedup.js';
 
@@ -14,10 +15,12 @@ export type EmbedOutput = Float32Array;
 export interface TaskMap {
   embed: { input: EmbedInput; output: EmbedOutput };
   dedup: { input: DedupInput; output: Int32Array };
-  /** One subject's activity times in, its mined patterns out. */
-  'behavior.mine': { input: MiningInput; output: MinedPattern[] };
+  /** Many subjects' (or activity types') activity in, the mined patterns of each out, in order. */
+  'behavior.mine': { input: MiningInput[]; output: MinedPattern[][] };
   /** Subjects' histories (x, tx, T) in, the BG/NBD maximum-likelihood fit out. */
   'behavior.fit-bgnbd': { input: Histories; output: BgnbdFit };
+  /** A context bundle's candidate sections in, how many items of each fit the token budget out. */
+  'behavior.fit-context': { input: BudgetInput; output: BudgetOutput };
   /** Does nothing: measures the pool's own per-task cost. */
   noop: { input: { value: number }; output: { value: number } };
   /** The thread's nice value, as the OS reports it (tests of the background pool). */

@@ -37,12 +37,13 @@ describe('WorkerPool', () => {
     expect(getPriority()).toBe(own);
   });
 
-  it('runs the behaviour kernels in a thread: mining one subject, fitting BG/NBD over many', async () => {
+  it('runs the behaviour kernels in a thread: mining subjects in one batch, fitting BG/NBD over many', async () => {
     const p = pool();
     const monday = Date.UTC(2026, 0, 5, 9);
     const weekly = Float64Array.from({ length: 10 }, (_, i) => monday + i * 7 * 86_400_000);
-    const patterns = await p.run('behavior.mine', { times: weekly, now: weekly[9]! + 86_400_000 });
-    expect(patterns.map((x) => x.patternKind).sort()).toEqual(['day_of_week', 'recurring_event', 'time_of_day']);
+    const [patterns, none] = await p.run('behavior.mine', [{ times: weekly, now: weekly[9]! + 86_400_000 }, { times: weekly.subarray(0, 2), now: weekly[9]! }]);
+    expect(patterns!.map((x) => x.patternKind).sort()).toEqual(['day_of_week', 'recurring_event', 'time_of_day']);
+    expect(none).toEqual([]);
     const histories = { x: Float64Array.of(0, 1, 2, 5, 0, 3), tx: Float64Array.of(0, 10, 20, 30, 0, 25), T: Float64Array.of(39, 39, 39, 39, 30, 35) };
     const fit = await p.run('behavior.fit-bgnbd', histories);
     expect(fit.subjects).toBe(6);

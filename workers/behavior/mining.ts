@@ -15,13 +15,19 @@ export interface MiningInput {
   now: number;
   /** IANA time zone for day of week and time of day (default UTC). */
   timezone?: string;
+  /** The entity each activity names (a product, a place), aligned with `times`; null where none. */
+  entities?: readonly (string | null)[];
 }
 
-export type PatternKind = 'recurring_event' | 'day_of_week' | 'time_of_day';
+export type PatternKind = 'recurring_event' | 'day_of_week' | 'time_of_day' | 'entity_preference' | 'declining_engagement';
 
 export interface MinedPattern {
   patternKind: PatternKind;
   cadence: { periodDays?: number; dayOfWeek?: number; timeOfDayLocal?: string; timezone: string };
+  /** entity_preference: the preferred entity. */
+  entity?: string;
+  /** declining_engagement: the recent rate as a share of the earlier one. */
+  rateRatio?: number;
   /** Beta posterior mean of the pattern holding: (hits + 1) / (hits + misses + 2). */
   confidence: number;
   hits: number;
@@ -51,6 +57,15 @@ export const MINING = {
   /** time_of_day: the Rayleigh test's level, and the widest circular spread accepted (minutes). */
   timeTestLevel: 0.001,
   maxTimeSpreadMinutes: 120,
+  /** entity_preference: least activities naming an entity, least share of the top one, the binomial test's level. */
+  minEntityActivities: 5,
+  minEntityShare: 0.5,
+  entityTestLevel: 0.05,
+  /** declining_engagement: least occurrences, the recent share of the window, the one-sided test's level, the largest recent/earlier rate ratio. */
+  minDeclineOccurrences: 8,
+  recentShare: 1 / 3,
+  declineTestLevel: 0.01,
+  maxDeclineRatio: 0.5,
 } as const;
 
 export function minePatterns(input: MiningInput): MinedPattern[] {
@@ -58,7 +73,14 @@ export function minePatterns(input: MiningInput): MinedPattern[] {
   const occurrences = collapse(input.times);
   if (occurrences.length === 0) return [];
   const context = { occurrences, now: input.now, timezone, first: occurrences[0]!, last: occurrences.at(-1)! };
-  return [recurring(context), dayOfWeek(context), timeOfDay(context)].filter((p): p is MinedPattern => p !== undefined);
+  return [recurring(context), dayOfWeek(context), timeOfDay(context), entityPreference(context, input), decliningEngagement(context)].filter(
+    (p): p is MinedPattern => p !== undefined,
+  );
+}
+
+/** Many subjects' (or activity types') mining in one pool task: the per-task cost is paid once. */
+export function minePatternsBatch(inputs: readonly MiningInput[]): MinedPattern[][] {
+  return inputs.map(minePatterns);
 }
 
 interface Context {
@@ -175,6 +197,73 @@ function timeOfDay(c: Context): MinedPattern | undefined {
     observationWindowDays: windowDays(c),
     lastObservedAt: c.last,
     toleranceMinutes: tolerance,
+  };
+}
+
+/**
+ * A preferred entity: among the activities that name one, the most named, kept when it holds at
+ * least half of them and an exact binomial test rejects "all named entities alike" at entityTestLevel
+ * (Bonferroni-corrected for the number of distinct entities; with one entity ever named, the share
+ * alone decides). Hits are activities naming it, misses those naming another.
+ */
+function entityPreference(c: Context, input: MiningInput): MinedPattern | undefined {
+  const named = (input.entities ?? []).filter((e): e is string => typeof e === 'string' && e.length > 0);
+  if (named.length < MINING.minEntityActivities) return undefined;
+  const counts = new Map<string, number>();
+  for (const e of named) counts.set(e, (counts.get(e) ?? 0) + 1);
+  // Ties break by name, so the answer does not depend on the input's order.
+  const [entity, top] = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
+  const n = named.length;
+  const distinct = counts.size;
+  if (top / n < MINING.minEntityShare) return undefined;
+  if (distinct > 1 && distinct * (1 - binomialCdf(top - 1, n, 1 / distinct)) >= MINING.entityTestLevel) return undefined;
+  return {
+    patternKind: 'entity_preference',
+    cadence: { timezone: c.timezone },
+    entity,
+    confidence: (top + 1) / (n + 2),
+    hits: top,
+    misses: n - top,
+    observationCount: n,
+    observationWindowDays: windowDays(c),
+    lastObservedAt: c.last,
+    toleranceMinutes: 0,
+  };
+}
+
+/**
+ * Declining engagement: the window (first occurrence to now) split into an earlier part and the
+ * most recent third. Under a constant rate the recent count is Binomial(n, recent share of the
+ * window) given the total n (the conditional test for two Poisson rates, Przyborowski and
+ * Wilenski, Biometrika 31, 1940); kept when its lower tail is below declineTestLevel and the recent
+ * rate is at most half the earlier one. Hits are the expected recent occurrences that did not
+ * happen, misses the ones that did; confidence is their Beta posterior mean like every pattern's.
+ */
+function decliningEngagement(c: Context): MinedPattern | undefined {
+  const n = c.occurrences.length;
+  const span = c.now - c.first;
+  if (n < MINING.minDeclineOccurrences || !(span > 0)) return undefined;
+  const split = c.now - span * MINING.recentShare;
+  const recent = c.occurrences.filter((t) => t >= split).length;
+  const earlier = n - recent;
+  const earlierRate = earlier / (span * (1 - MINING.recentShare));
+  const recentRate = recent / (span * MINING.recentShare);
+  const ratio = earlierRate > 0 ? recentRate / earlierRate : 1;
+  const pValue = binomialCdf(recent, n, MINING.recentShare);
+  if (pValue >= MINING.declineTestLevel || ratio > MINING.maxDeclineRatio) return undefined;
+  const expectedRecent = earlierRate * span * MINING.recentShare;
+  const hits = Math.max(0, Math.round(expectedRecent - recent));
+  return {
+    patternKind: 'declining_engagement',
+    cadence: { timezone: c.timezone },
+    rateRatio: ratio,
+    confidence: (hits + 1) / (hits + recent + 2),
+    hits,
+    misses: recent,
+    observationCount: n,
+    observationWindowDays: windowDays(c),
+    lastObservedAt: c.last,
+    toleranceMinutes: 0,
   };
 }
 

@@ -181,3 +181,57 @@ describe('minePatterns on a synthetic population', () => {
     expect(rate('noise')).toBeLessThanOrEqual(0.05);
   });
 });
+
+describe('minePatterns: entity preference and declining engagement', () => {
+  const daily = (n: number, start = MONDAY_9AM) => Array.from({ length: n }, (_, i) => start + i * DAY);
+
+  it('finds the entity named in most activities, with a Beta posterior over named activities', () => {
+    const ts = daily(10);
+    const entities = ['espresso', 'espresso', 'tea', 'espresso', null, 'espresso', 'espresso', 'espresso', 'espresso', 'espresso'];
+    const p = kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities }), 'entity_preference')!;
+    // 9 activities name an entity, 8 of them espresso: Beta(8 + 1, 1 + 1) mean 9 / 11.
+    expect(p).toMatchObject({ entity: 'espresso', hits: 8, misses: 1, observationCount: 9 });
+    expect(p.confidence).toBeCloseTo(9 / 11, 12);
+  });
+
+  it('finds no preference among entities named alike, nor with too few named', () => {
+    const ts = daily(12);
+    const spread = ts.map((_, i) => ['a', 'b', 'c', 'd'][i % 4]!);
+    expect(kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities: spread }), 'entity_preference')).toBeUndefined();
+    const few = ts.map((_, i) => (i < 4 ? 'a' : null));
+    expect(kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities: few }), 'entity_preference')).toBeUndefined();
+  });
+
+  it('finds engagement that fell away: daily for 60 days, then silent for 30', () => {
+    const ts = daily(60);
+    const now = ts.at(-1)! + 31 * DAY;
+    const p = kind(minePatterns({ times: times(ts), now }), 'declining_engagement')!;
+    expect(p).toBeDefined();
+    // The recent third (30.3 days) holds none of the 60; the earlier rate expected about 30 there.
+    expect(p.misses).toBe(0);
+    expect(p.hits).toBeGreaterThanOrEqual(29);
+    expect(p.rateRatio).toBe(0);
+    expect(p.confidence).toBeGreaterThan(0.9);
+  });
+
+  it('finds no decline in a steady habit that is still going', () => {
+    const ts = daily(90);
+    expect(kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY }), 'declining_engagement')).toBeUndefined();
+  });
+
+  it('keeps every confidence in (0, 1) and names an entity that was given', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ t: fc.integer({ min: 0, max: 200 * 24 }), e: fc.option(fc.constantFrom('a', 'b', 'c'), { nil: null }) }), { maxLength: 80 }),
+        (rows) => {
+          const patterns = minePatterns({ times: times(rows.map((r) => MONDAY_9AM + r.t * 3_600_000)), now: MONDAY_9AM + 201 * DAY, entities: rows.map((r) => r.e) });
+          for (const p of patterns) {
+            expect(p.confidence).toBeGreaterThan(0);
+            expect(p.confidence).toBeLessThan(1);
+            if (p.patternKind === 'entity_preference') expect(['a', 'b', 'c']).toContain(p.entity);
+          }
+        },
+      ),
+    );
+  });
+});
