@@ -57,6 +57,10 @@ export interface Config {
   readonly associativeRecall: boolean;
   /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
   readonly observeAsync: boolean;
+  /** Pattern mining after new activity waits until a subject has been quiet this long ... */
+  readonly miningDebounceMs: number;
+  /** ... or its first unmined activity is this old. */
+  readonly miningMaxWaitMs: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on private, loopback and link-local addresses. */
   readonly webhookAllowPrivateTargets: boolean;
   /** One webhook attempt, connect to response. */
@@ -200,6 +204,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
+    miningDebounceMs: r.int('BEHAVIOR_MINING_DEBOUNCE_MS', 30_000, 0, 86_400_000),
+    miningMaxWaitMs: r.int('BEHAVIOR_MINING_MAX_WAIT_MS', 300_000, 0, 86_400_000),
     webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
     webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),

@@ -3,6 +3,7 @@
 // Adding a domain: one `.with(...)` line here, below the domains it uses.
 import type { Config } from './config.js';
 import { createAlertsModule } from './alerts/index.js';
+import { createBehaviorModule } from './behavior/index.js';
 import { createEmbeddingsModule } from './embeddings/index.js';
 import { createEventsModule } from './events/index.js';
 import { createMemoryModule } from './memory/index.js';
@@ -19,7 +20,8 @@ function compose(runtime: Runtime) {
     .with('memory', ({ embeddings }) => createMemoryModule(runtime, { embeddings }))
     .with('events', () => createEventsModule(runtime))
     .with('alerts', ({ events, memory }) => createAlertsModule(runtime, { events, memory }))
-    .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }));
+    .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }))
+    .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }));
 }
 
 /** Every domain's api, by domain name. */

@@ -22,10 +22,11 @@ export type { ConsolidateResult, DedupResult } from './curation/schemas.js';
 export type { ObserveInput, ObserveResult } from './observe/observe.js';
 export type { GraphBonus, SearchHit, SearchInput } from './search/search.js';
 export type { SaveInput, SaveResult } from './service.js';
+export type { KeyedMemory, KeyedWrite } from './store.js';
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
 
-export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'get' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
+export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'upsertKeyed' | 'get' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
@@ -51,7 +52,7 @@ export function createMemoryModule(
   return {
     name: 'memory',
     api: {
-      ...bindMethods(memory, ['save', 'saveMany', 'get', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
+      ...bindMethods(memory, ['save', 'saveMany', 'upsertKeyed', 'get', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
       ...bindMethods(search, ['search', 'setGraphBonus']),
       ...bindMethods(observer, ['observe']),
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),

@@ -140,6 +140,16 @@ export class MemoryService {
     return results;
   }
 
+  /**
+   * Writes engine-derived memories identified by a key per subject (mined patterns): a key seen
+   * before replaces its row in place. Rows whose text is new are embedded by a job.
+   */
+  async upsertKeyed(projectId: string, rows: readonly store.KeyedMemory[]): Promise<store.KeyedWrite[]> {
+    const written = await store.upsertKeyedMemories(this.db, projectId, rows, rows.map(() => newId('mem')));
+    if (written.length > 0) await this.scheduleEmbeddingOrLeaveToSweep(projectId);
+    return written;
+  }
+
   async save(projectId: string, input: SaveInput): Promise<SaveResult> {
     const [result] = await this.saveMany(projectId, [input]);
     return result!;

@@ -159,6 +159,77 @@ export async function insertMemories(db: Queryable, rows: readonly NewMemory[]):
   return result.rows.map(toMemory);
 }
 
+/**
+ * A memory derived by the engine and identified by a key per subject (a mined pattern): written
+ * again, it replaces the row that holds the key instead of adding one.
+ */
+export interface KeyedMemory {
+  key: string;
+  subjectKind: string;
+  subjectExternalId: string;
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  metadata: Record<string, unknown>;
+  source: string;
+  sourceMemoryIds: readonly string[];
+  validFrom: Date;
+  /** Set to retire the memory (it stays readable, as of before this time). */
+  validTo: Date | null;
+}
+
+export interface KeyedWrite {
+  id: string;
+  key: string;
+  subjectKind: string;
+  subjectExternalId: string;
+  /** False when the key's row existed and was replaced. */
+  created: boolean;
+}
+
+/**
+ * Inserts or replaces keyed memories in one statement. A changed text drops the stale embedding
+ * (the embedding sweep makes a new one); the key's row keeps its id and creation time.
+ */
+export async function upsertKeyedMemories(db: Queryable, projectId: string, rows: readonly KeyedMemory[], newIds: readonly string[]): Promise<KeyedWrite[]> {
+  if (rows.length === 0) return [];
+  const col = <T>(f: (r: KeyedMemory) => T) => rows.map(f);
+  const result = await db.query<{ id: string; pattern_key: string; subject_kind: string; subject_external_id: string; created: boolean }>(
+    `INSERT INTO memories AS m (id, project_id, content, content_hash, type, scope, status, importance, confidence, source,
+                                subject_kind, subject_external_id, metadata, valid_from, valid_to, source_memory_ids, pattern_key)
+     SELECT v.id, $1, v.content, v.content_hash, v.type, 'project', 'confirmed', 5, v.confidence, v.source,
+            v.subject_kind, v.subject_external_id, v.metadata, v.valid_from, v.valid_to,
+            ARRAY(SELECT jsonb_array_elements_text(v.source_memory_ids)), v.pattern_key
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::real[], $7::text[], $8::text[], $9::text[], $10::jsonb[],
+                   $11::timestamptz[], $12::timestamptz[], $13::jsonb[], $14::text[])
+         AS v(id, content, content_hash, type, confidence, source, subject_kind, subject_external_id, metadata, valid_from, valid_to, source_memory_ids, pattern_key)
+     ON CONFLICT (project_id, subject_kind, subject_external_id, pattern_key) WHERE pattern_key IS NOT NULL DO UPDATE
+        SET content = excluded.content, content_hash = excluded.content_hash, confidence = excluded.confidence,
+            metadata = excluded.metadata, source_memory_ids = excluded.source_memory_ids,
+            valid_from = least(m.valid_from, excluded.valid_from), valid_to = excluded.valid_to, status = 'confirmed', updated_at = now(),
+            embedding = CASE WHEN m.content_hash = excluded.content_hash THEN m.embedding END,
+            embedding_model = CASE WHEN m.content_hash = excluded.content_hash THEN m.embedding_model END
+     RETURNING m.id, m.pattern_key, m.subject_kind, m.subject_external_id, (m.xmax = 0) AS created`,
+    [
+      projectId,
+      newIds,
+      col((r) => r.content),
+      col((r) => contentHash(r.content)),
+      col((r) => r.type),
+      col((r) => r.confidence),
+      col((r) => r.source),
+      col((r) => r.subjectKind),
+      col((r) => r.subjectExternalId),
+      col((r) => JSON.stringify(r.metadata)),
+      col((r) => r.validFrom.toISOString()),
+      col((r) => (r.validTo === null ? null : r.validTo.toISOString())),
+      col((r) => JSON.stringify(r.sourceMemoryIds)),
+      col((r) => r.key),
+    ],
+  );
+  return result.rows.map((r) => ({ id: r.id, key: r.pattern_key, subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, created: r.created }));
+}
+
 /** The live twin of a memory that was not inserted because it already exists. */
 export async function findLiveTwin(
   db: Queryable,

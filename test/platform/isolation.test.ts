@@ -71,7 +71,29 @@ describe("another project's ids on a project's own routes", () => {
     expect(bAlert.id).toBeTruthy();
     const aMemory = (await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'A own memory' } })).json();
 
-    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id };
+    // A mined pattern of B's, about B's contact.
+    const [bPattern] = await h.apis.memory.upsertKeyed(b.projectId, [
+      {
+        key: 'recurring_event:iso',
+        subjectKind: 'customer',
+        subjectExternalId: 'b-contact',
+        type: 'behavior_pattern',
+        content: `${secret} recurs weekly`,
+        confidence: 0.9,
+        metadata: { patternKind: 'recurring_event', confidence: 0.9, hits: 9, misses: 0, active: true, lastObservedAt: new Date().toISOString(), observationCount: 10, observationWindowDays: 60 },
+        source: 'mining',
+        sourceMemoryIds: [bMemory.id],
+        validFrom: new Date(),
+        validTo: null,
+      },
+    ]);
+
+    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact' };
+    /**
+     * Parameters that name a subject rather than a resource: a list under another project's subject
+     * is this project's (empty) list, not a 404.
+     */
+    const subjectLists: Record<string, (body: any) => unknown[]> = { 'GET /lattice/contacts/{contactId}/patterns': (body) => body.data };
     /** Bodies for the writes that take an id parameter, so that the call passes validation and meets the lookup. */
     const writeBodies: Record<string, unknown> = {
       'PATCH /memory-alerts/{alertId}': { enabled: false },
@@ -129,7 +151,13 @@ describe("another project's ids on a project's own routes", () => {
       });
       const body = op.method === 'GET' || op.method === 'DELETE' ? undefined : (writeBodies[route] ?? {});
       const res = await h.call(op.method as 'GET', a.projectId, path, body === undefined ? {} : { body });
-      expect(res.statusCode, `${route} with B's id`).toBe(404);
+      const list = subjectLists[route];
+      if (list) {
+        expect(res.statusCode, `${route} with B's subject`).toBe(200);
+        expect(list(res.json()), route).toEqual([]);
+      } else {
+        expect(res.statusCode, `${route} with B's id`).toBe(404);
+      }
       expect(res.body, route).not.toContain(secret);
     }
 

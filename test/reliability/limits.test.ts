@@ -134,7 +134,20 @@ describe('batch and list maxima', () => {
     'POST /memory/search scopes': { field: 'scopes', body: (n) => ({ query: 'garden', scopes: scopes(n) }), accepted: 200 },
     'POST /memory-alerts notify': { field: 'notify', body: (n) => rule(Array.from({ length: n }, memoryChannel)), accepted: 201 },
     'PATCH /memory-alerts/{alertId} notify': { field: 'notify', body: (n) => ({ notify: Array.from({ length: n }, memoryChannel) }), accepted: 200 },
+    'POST /lattice/context include': { field: 'include', body: (n) => ({ subject: limitsSubject, include: sections(n) }), accepted: 200 },
+    'POST /lattice/context excludeCategories': { field: 'excludeCategories', body: (n) => ({ subject: limitsSubject, excludeCategories: categories(n) }), accepted: 200 },
+    'POST /lattice/context/batch subjects': {
+      field: 'subjects',
+      body: (n) => ({ subjects: Array.from({ length: n }, (_, i) => ({ kind: 'user', externalId: `batch${i}` })), include: ['profile'] }),
+      accepted: 200,
+    },
+    'POST /lattice/context/batch include': { field: 'include', body: (n) => ({ subjects: [limitsSubject], include: sections(n) }), accepted: 200 },
+    'POST /lattice/context/batch excludeCategories': { field: 'excludeCategories', body: (n) => ({ subjects: [limitsSubject], excludeCategories: categories(n) }), accepted: 200 },
   };
+  const limitsSubject = { kind: 'user', externalId: 'limits' };
+  const SECTIONS = ['profile', 'patterns', 'predictions', 'memories', 'observations'];
+  const sections = (n: number) => Array.from({ length: n }, (_, i) => SECTIONS[i % SECTIONS.length]);
+  const categories = (n: number) => Array.from({ length: n }, (_, i) => `category${i}`);
   const SCOPES = ['platform', 'project', 'location', 'agent', 'user', 'session'];
   const scopes = (n: number) => Array.from({ length: n }, (_, i) => SCOPES[i % SCOPES.length]);
 
@@ -186,15 +199,27 @@ describe('batch and list maxima', () => {
       'POST /admin/memory/dedup scanLimit',
       'POST /admin/memory/embeddings/backfill batch',
       'POST /admin/memory/search limit',
+      'POST /lattice/context memoryLimit',
+      'POST /lattice/context predictionLimit',
+      'POST /lattice/context/batch memoryLimit',
+      'POST /lattice/context/batch predictionLimit',
+      'POST /lattice/predict limit',
       'POST /memory/search limit',
     ]);
-    const base: Record<string, object> = { '/admin/memory/search': { query: 'garden' }, '/memory/search': { query: 'garden' } };
+    const base: Record<string, object> = {
+      '/admin/memory/search': { query: 'garden' },
+      '/memory/search': { query: 'garden' },
+      '/lattice/predict': { subject: { kind: 'user', externalId: 'limits' } },
+      '/lattice/context': { subject: { kind: 'user', externalId: 'limits' } },
+      '/lattice/context/batch': { subjects: [{ kind: 'user', externalId: 'limits' }] },
+    };
+    const rowsOf = (path: string, body: any): unknown[] => (path === '/lattice/predict' ? body.predictions : body);
     for (const f of fields) {
       const over = await h.call('POST', p.projectId, f.path, { body: { ...base[f.path], [f.name]: f.max + 1 } });
       expectRefusedField(over, `body.${f.name}`);
       const exact = await h.call('POST', p.projectId, f.path, { body: { ...base[f.path], [f.name]: f.max } });
       expect(exact.statusCode, `${f.key} ${f.name}: ${exact.body.slice(0, 300)}`).toBe(200);
-      if (f.name === 'limit') expect(exact.json().length).toBeLessThanOrEqual(f.max);
+      if (f.name === 'limit') expect(rowsOf(f.path, exact.json()).length).toBeLessThanOrEqual(f.max);
     }
   });
 
@@ -208,7 +233,11 @@ describe('batch and list maxima', () => {
       'GET /memory-events': (body) => body,
       'GET /memory-typed/attributes': (body) => body,
       'GET /memory-typed/observations': (body) => body,
+      'GET /lattice/contacts/{contactId}/patterns': (body) => body.data,
+      'GET /lattice/predictions/upcoming': (body) => body.predictions,
     };
+    /** A route's path with its parameters filled in. */
+    const concrete = (path: string) => path.replace('{contactId}', 'limits-contact');
 
     const limitParameter = (operation: Operation) => operation.parameters?.find((q) => q.in === 'query' && q.name === 'limit')?.schema;
 
@@ -233,6 +262,24 @@ describe('batch and list maxima', () => {
           subjectExternalId: `s${i}`,
         })),
       );
+      // 201 active patterns of one contact, each due tomorrow: more than either pattern list's maximum.
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+      await h.apis.memory.upsertKeyed(
+        p.projectId,
+        Array.from({ length: 201 }, (_, i) => ({
+          key: `recurring_event:limit${i}`,
+          subjectKind: 'customer',
+          subjectExternalId: 'limits-contact',
+          type: 'behavior_pattern' as const,
+          content: `limit${i} recurs weekly`,
+          confidence: 0.9,
+          metadata: { patternKind: 'recurring_event', eventType: `limit${i}`, confidence: 0.9, hits: 9, misses: 0, active: true, nextExpectedAt: tomorrow, lastObservedAt: tomorrow, observationCount: 10, observationWindowDays: 60 },
+          source: 'mining',
+          sourceMemoryIds: [],
+          validFrom: new Date(),
+          validTo: null,
+        })),
+      );
       for (let start = 0; start < 1001; start += 50) {
         await Promise.all(
           Array.from({ length: Math.min(50, 1001 - start) }, (_, i) => h.apis.typed.defineAttribute(p.projectId, { attributeKey: `a${start + i}`, dataType: 'numeric' })),
@@ -249,8 +296,9 @@ describe('batch and list maxima', () => {
 
     it('returns exactly the maximum at limit=max and the default without a limit, and refuses max+1 and 0 with 400 naming querystring.limit', async () => {
       for (const [key, rowsOf] of Object.entries(lists)) {
-        const path = key.slice('GET '.length);
-        const schema = limitParameter(document.paths[`${PREFIX}${path}`]!.get!)!;
+        const template = key.slice('GET '.length);
+        const schema = limitParameter(document.paths[`${PREFIX}${template}`]!.get!)!;
+        const path = concrete(template);
         const max = schema.maximum!;
         const atMax = await h.call('GET', p.projectId, `${path}?limit=${max}`);
         expect(atMax.statusCode, key).toBe(200);

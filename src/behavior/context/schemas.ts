@@ -1,0 +1,62 @@
+// Context bundles (SPEC.md "Context"; SDK-WIRE.md 4.6): a subject's profile, patterns, projected
+// predictions, memories and observations in one token-budgeted answer with provenance.
+import { Type, type Static } from 'typebox';
+import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
+
+export const SECTIONS = ['profile', 'patterns', 'predictions', 'memories', 'observations'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export const CONTEXT_LIMITS = { minTokens: 200, maxTokens: 16_000, defaultTokens: 2000, maxSubjects: 500 } as const;
+
+const options = {
+  include: Type.Optional(Type.Array(Type.Enum(SECTIONS), { maxItems: 5, description: 'Sections to build; omitted means all five' })),
+  maxTokens: Type.Optional(Type.Number({ description: `Hard cap on the bundle's tokens (o200k_base); default ${CONTEXT_LIMITS.defaultTokens}, clamped to [${CONTEXT_LIMITS.minTokens}, ${CONTEXT_LIMITS.maxTokens}]` })),
+  memoryLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 10 })),
+  predictionLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, default: 5 })),
+  excludeCategories: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Memories of these categories, and patterns, predictions and observations of these activity types, are left out' }),
+  ),
+};
+
+export const ContextBodySchema = Type.Object({ subject: SubjectSchema, ...options }, { additionalProperties: false });
+export type ContextBody = Static<typeof ContextBodySchema>;
+export type ContextOptions = Omit<ContextBody, 'subject'>;
+
+export const BatchContextBodySchema = Type.Object(
+  { subjects: Type.Array(SubjectSchema, { minItems: 1, maxItems: CONTEXT_LIMITS.maxSubjects }), ...options },
+  { additionalProperties: false },
+);
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const BundleSchema = Type.Object(
+  {
+    subject: SubjectSchema,
+    guidance: Type.String({ description: 'Directive text to place at the top of a prompt' }),
+    profile: Nullable(
+      Type.Object({
+        rfmSegment: Nullable(Type.String()),
+        recencyScore: Nullable(Type.Number()),
+        frequencyScore: Nullable(Type.Number()),
+        monetaryScore: Nullable(Type.Number()),
+        topEntity: Nullable(Type.String()),
+        cadenceSummary: Nullable(Type.String()),
+        risks: Type.Array(Type.Object({ kind: Type.String(), description: Type.String(), severity: Type.Number(), sourcePatternId: Nullable(Type.String()) })),
+        contributingPatternIds: Type.Array(Type.String()),
+      }),
+    ),
+    patterns: Type.Array(Type.Object({ id: Type.String(), patternKind: Type.String(), summary: Type.String(), confidence: Type.Number(), nextExpectedAt: Nullable(Timestamp()), sourceMemoryIds: Type.Array(Type.String()) })),
+    predictions: Type.Array(
+      Type.Object({ patternId: Type.String(), patternKind: Type.String(), description: Type.String(), expectedAt: Timestamp(), confidence: Type.Number(), sourceMemoryIds: Type.Array(Type.String()) }),
+    ),
+    memories: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), content: Type.String(), importance: Type.Number(), created: Timestamp() })),
+    observations: Type.Array(Type.Object({ id: Type.String(), content: Type.String(), proofCount: Type.Integer(), sourceMemoryIds: Type.Array(Type.String()), created: Timestamp() })),
+    provenance: Type.Object({ memoryIds: Type.Array(Type.String()), patternIds: Type.Array(Type.String()), observationIds: Type.Array(Type.String()) }),
+    tokensEstimate: Type.Integer({ description: 'Tokens (o200k_base) of the bundle content: guidance, subject and the five sections as JSON; never above maxTokens' }),
+    truncated: Type.Array(Type.String(), { description: 'Sections that lost items to the budget' }),
+    generatedAt: Timestamp(),
+    durationMs: Type.Number(),
+  },
+  { $id: 'ContextBundle', title: 'ContextBundle' },
+);
+export type Bundle = Static<typeof BundleSchema>;

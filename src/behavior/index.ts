@@ -1,0 +1,59 @@
+// The behaviour domain's face: a subject's activity read as one, patterns mined from it, projected
+// forward, declared-target predictions with honest uncertainty, and profiles.
+import type { EventsApi } from '../events/index.js';
+import type { MemoryApi } from '../memory/index.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import { domainQueue } from '../platform/queue.js';
+import type { Runtime } from '../platform/runtime.js';
+import type { TenancyApi } from '../tenancy/index.js';
+import { ProjectModels } from './models.js';
+import { PatternMiner } from './patterns/miner.js';
+import { PatternMetaSchema, PatternRecordSchema } from './patterns/schemas.js';
+import { PredictedEventSchema, TargetPredictionSchema } from './predict/schemas.js';
+import { TargetPredictor } from './predict/target.js';
+import { Profiler } from './profile/profile.js';
+import { ProfileSchema } from './profile/schemas.js';
+import { behaviorRoutes } from './routes.js';
+import { ContextBuilder } from './context/context.js';
+import { BundleSchema } from './context/schemas.js';
+import { BehaviorService, behaviorJobs, type BehaviorJobs } from './service.js';
+
+export type { BehaviorJobs } from './service.js';
+
+export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue'> &
+  Pick<TargetPredictor, 'predict'> &
+  Pick<Profiler, 'profile'> &
+  Pick<ContextBuilder, 'build'>;
+
+export function createBehaviorModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
+  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
+): DomainModule<BehaviorApi, BehaviorJobs> {
+  const { config, db, log, pool } = runtime;
+  const models = new ProjectModels(db, pool, log);
+  const miner = new PatternMiner(db, pool, deps.memory, deps.events, log);
+  const behavior = new BehaviorService(db, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), miner, models, deps.events, config, log);
+  const predictor = new TargetPredictor(db, models);
+  const profiler = new Profiler(db, models);
+  const context = new ContextBuilder(db, pool, profiler);
+  return {
+    name: 'behavior',
+    api: {
+      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue']),
+      ...bindMethods(predictor, ['predict']),
+      ...bindMethods(profiler, ['profile']),
+      ...bindMethods(context, ['build']),
+    },
+    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy }),
+    schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema],
+    jobs: behaviorJobs(behavior, context),
+    schedules: [
+      // Subjects whose activity changed are mined once quiet (the debounce).
+      { id: 'behavior.mine-due', job: 'behavior.mine-due', payload: {}, everyMs: 10_000 },
+      // Every subject with active patterns, nightly at 04:00 UTC: habits that stopped are retired.
+      { id: 'behavior.mine-nightly', job: 'behavior.mine-nightly', payload: {}, cron: '0 4 * * *' },
+      // Recorded predictions whose horizon has passed are scored.
+      { id: 'behavior.score-predictions', job: 'behavior.score-predictions', payload: {}, everyMs: 300_000 },
+    ],
+  };
+}

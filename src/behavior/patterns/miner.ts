@@ -1,0 +1,197 @@
+// Mining: a subject's activity in, its behavior_pattern memories out. Activity is read in chunks of
+// subjects, grouped per activity type, mined in the worker pool (workers/behavior/mining.ts), and
+// reconciled with the patterns already stored: a pattern found again is refreshed in place (same
+// memory id), a new one is created (and announced as a `pattern.emerged` event, which alert rules
+// can trigger on), and a stored one that no longer holds is deactivated (metadata.active false,
+// validTo now; it stays readable). Runs on demand, for subjects whose activity changed (the
+// debounced queue the writes fill, see migrations/0007) and nightly for every subject with active
+// patterns, so a habit that stopped is retired even without new activity.
+import type { FastifyBaseLogger } from 'fastify';
+import type { EventsApi } from '../../events/index.js';
+import type { NewEvent } from '../../events/schemas.js';
+import type { KeyedMemory, KeyedWrite, MemoryApi } from '../../memory/index.js';
+import type { Subject } from '../../platform/common-schemas.js';
+import type { Db } from '../../platform/db.js';
+import type { WorkerPool } from '../../platform/pool.js';
+import type { MinedPattern, MiningInput } from '../../../workers/behavior/mining.js';
+import { readActivity, type Activity } from '../activity/store.js';
+import { summarise } from './describe.js';
+import type { ExtractReport, PatternMeta } from './schemas.js';
+import * as store from './store.js';
+
+const DAY_MS = 86_400_000;
+/** Subjects read, mined and written together. */
+const CHUNK = 250;
+/** A pattern keeps at most this many source ids, the most recent. */
+const MAX_SOURCES = 100;
+
+export interface MineOptions {
+  windowDays: number;
+  timezone: string;
+  now: Date;
+}
+
+export type MiningTally = Omit<ExtractReport, 'durationMs' | 'errors'>;
+
+const emptyTally = (): MiningTally => ({ contactsProcessed: 0, patternsCreated: 0, patternsRefreshed: 0, patternsDeactivated: 0 });
+
+interface Group {
+  /** Lower-cased activity type, '' for untyped activity. */
+  key: string;
+  /** The type as first written, for the pattern's metadata and summary. */
+  eventType: string | undefined;
+  activities: Activity[];
+}
+
+function groupsOf(activities: readonly Activity[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const a of activities) {
+    const type = a.eventType ?? a.category ?? undefined;
+    const key = type?.toLowerCase() ?? '';
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { key, eventType: type, activities: [] }));
+    group.activities.push(a);
+  }
+  return [...groups.values()];
+}
+
+export class PatternMiner {
+  constructor(
+    private readonly db: Db,
+    private readonly pool: Pick<WorkerPool, 'run'>,
+    private readonly memory: Pick<MemoryApi, 'upsertKeyed'>,
+    private readonly events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Mines these subjects; a chunk that fails is reported in `errors` and the rest goes on. */
+  async mine(projectId: string, subjects: readonly Subject[], options: MineOptions): Promise<MiningTally & { errors: NonNullable<ExtractReport['errors']> }> {
+    const tally = emptyTally();
+    const errors: NonNullable<ExtractReport['errors']> = [];
+    for (let i = 0; i < subjects.length; i += CHUNK) {
+      const chunk = subjects.slice(i, i + CHUNK);
+      try {
+        const counts = await this.mineChunk(projectId, chunk, options);
+        tally.contactsProcessed += counts.contactsProcessed;
+        tally.patternsCreated += counts.patternsCreated;
+        tally.patternsRefreshed += counts.patternsRefreshed;
+        tally.patternsDeactivated += counts.patternsDeactivated;
+      } catch (error) {
+        this.log.error({ err: error, projectId, subjects: chunk.length }, 'pattern mining failed for a chunk of subjects');
+        const message = error instanceof Error ? error.message : String(error);
+        for (const s of chunk) errors.push({ contactId: s.externalId, eventType: null, error: message });
+      }
+    }
+    return { ...tally, errors };
+  }
+
+  private async mineChunk(projectId: string, subjects: readonly Subject[], { windowDays, timezone, now }: MineOptions): Promise<MiningTally> {
+    const since = new Date(now.getTime() - windowDays * DAY_MS);
+    const [activity, existing] = await Promise.all([readActivity(this.db, projectId, subjects, since, now), store.patternsOf(this.db, projectId, subjects)]);
+    const jobs: { subject: Subject; group: Group }[] = [];
+    for (const { subject, activities } of activity) for (const group of groupsOf(activities)) jobs.push({ subject, group });
+    const inputs: MiningInput[] = jobs.map(({ group }) => ({
+      times: Float64Array.from(group.activities, (a) => a.at),
+      entities: group.activities.map((a) => a.entity),
+      now: now.getTime(),
+      timezone,
+    }));
+    const mined = inputs.length === 0 ? [] : await this.pool.run('behavior.mine', inputs);
+
+    const stored = new Map(existing.map((p) => [`${p.record.subject.kind}\0${p.record.subject.externalId}\0${p.key}`, p]));
+    const rows: KeyedMemory[] = [];
+    const seen = new Set<string>();
+    let refreshed = 0;
+    jobs.forEach(({ subject, group }, i) => {
+      for (const pattern of mined[i] ?? []) {
+        const key = `${pattern.patternKind}:${group.key || '*'}`;
+        const id = `${subject.kind}\0${subject.externalId}\0${key}`;
+        seen.add(id);
+        if (stored.has(id)) refreshed++;
+        rows.push(this.patternRow(subject, key, group, pattern));
+      }
+    });
+    let deactivated = 0;
+    for (const [id, p] of stored) {
+      if (seen.has(id) || !p.record.active) continue;
+      deactivated++;
+      rows.push({
+        key: p.key,
+        subjectKind: p.record.subject.kind,
+        subjectExternalId: p.record.subject.externalId,
+        type: 'behavior_pattern',
+        content: p.record.summary,
+        confidence: p.record.confidence,
+        metadata: { ...p.record.metadata, active: false },
+        source: 'mining',
+        sourceMemoryIds: p.record.sourceMemoryIds,
+        validFrom: p.validFrom,
+        validTo: new Date(Math.max(now.getTime(), p.validFrom.getTime())),
+      });
+    }
+    const written = await this.memory.upsertKeyed(projectId, rows);
+    const created = written.filter((w) => w.created);
+    if (created.length > 0) await this.announce(projectId, created, rows);
+    return { contactsProcessed: subjects.length, patternsCreated: created.length, patternsRefreshed: refreshed, patternsDeactivated: deactivated };
+  }
+
+  private patternRow(subject: Subject, key: string, group: Group, p: MinedPattern): KeyedMemory {
+    const meta: PatternMeta = {
+      patternKind: p.patternKind,
+      contactId: subject.externalId,
+      subjectKind: subject.kind,
+      ...(group.eventType === undefined ? {} : { eventType: group.eventType }),
+      ...(p.entity === undefined ? {} : { entityExternalIds: [p.entity] }),
+      cadence: p.cadence,
+      confidence: p.confidence,
+      hits: p.hits,
+      misses: p.misses,
+      observationCount: p.observationCount,
+      observationWindowDays: p.observationWindowDays,
+      lastObservedAt: new Date(p.lastObservedAt).toISOString(),
+      ...(p.nextExpectedAt === undefined ? {} : { nextExpectedAt: new Date(p.nextExpectedAt).toISOString() }),
+      toleranceMinutes: p.toleranceMinutes,
+      ...(p.rateRatio === undefined ? {} : { rateRatio: p.rateRatio }),
+      active: true,
+    };
+    const sources = group.activities.slice(-MAX_SOURCES).reverse().map((a) => a.id);
+    return {
+      key,
+      subjectKind: subject.kind,
+      subjectExternalId: subject.externalId,
+      type: 'behavior_pattern',
+      content: summarise(meta),
+      confidence: p.confidence,
+      metadata: meta,
+      source: 'mining',
+      sourceMemoryIds: sources,
+      validFrom: new Date(group.activities[0]!.at),
+      validTo: null,
+    };
+  }
+
+  /** One `pattern.emerged` event per new pattern, in one append; alert rules fire through the queue. */
+  private async announce(projectId: string, created: readonly KeyedWrite[], rows: readonly KeyedMemory[]): Promise<void> {
+    const byKey = new Map(rows.map((r) => [`${r.subjectKind}\0${r.subjectExternalId}\0${r.key}`, r]));
+    const events: NewEvent[] = created.flatMap((c) => {
+      const row = byKey.get(`${c.subjectKind}\0${c.subjectExternalId}\0${c.key}`);
+      if (!row) return [];
+      const meta = row.metadata as PatternMeta;
+      return [
+        {
+          eventType: 'pattern.emerged',
+          subject: { kind: c.subjectKind, externalId: c.subjectExternalId },
+          severity: 'info' as const,
+          payload: { patternId: c.id, patternKind: meta.patternKind, eventType: meta.eventType ?? null, summary: row.content, confidence: meta.confidence },
+          sourceMemoryIds: [c.id],
+          sourcePatternId: c.id,
+          emittedByPack: null,
+          dedupeKey: `pattern.emerged:${c.id}`,
+        },
+      ];
+    });
+    if (events.length === 0) return;
+    const receipt = await this.db.transaction((tx) => this.events.appendInTransaction(tx, projectId, events));
+    await this.events.afterCommit(receipt, 'queued');
+  }
+}

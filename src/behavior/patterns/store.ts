@@ -1,0 +1,177 @@
+// Reading mined patterns (behavior_pattern memories that carry a pattern key) and the per-subject
+// mining queue. Patterns are written through the memory domain (upsertKeyed); this reads them.
+import type { Subject } from '../../platform/common-schemas.js';
+import type { Queryable } from '../../platform/db.js';
+import { iso } from '../../platform/sql.js';
+import type { PatternMeta, PatternRecord } from './schemas.js';
+
+interface PatternRow {
+  id: string;
+  project_id: string;
+  subject_kind: string;
+  subject_external_id: string;
+  pattern_key: string;
+  content: string;
+  confidence: number;
+  metadata: PatternMeta;
+  source_memory_ids: string[];
+  valid_from: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `id, project_id, subject_kind, subject_external_id, pattern_key, content, confidence, metadata, source_memory_ids, valid_from, created_at, updated_at`;
+
+export interface StoredPattern {
+  record: PatternRecord;
+  key: string;
+  validFrom: Date;
+}
+
+function toPattern(r: PatternRow): StoredPattern {
+  const active = r.metadata.active === true;
+  return {
+    key: r.pattern_key,
+    validFrom: new Date(r.valid_from),
+    record: {
+      id: r.id,
+      projectId: r.project_id,
+      contactId: r.subject_external_id,
+      subject: { kind: r.subject_kind, externalId: r.subject_external_id },
+      summary: r.content,
+      metadata: { ...r.metadata, contactId: r.subject_external_id, subjectKind: r.subject_kind },
+      active,
+      confidence: Number(r.metadata.confidence ?? r.confidence),
+      sourceMemoryIds: r.source_memory_ids,
+      created: iso(r.created_at),
+      updated: iso(r.updated_at),
+    },
+  };
+}
+
+/** Every pattern (active or not) of these subjects. */
+export async function patternsOf(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<StoredPattern[]> {
+  if (subjects.length === 0) return [];
+  const { rows } = await db.query<PatternRow>(
+    `SELECT ${COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL
+        AND (m.subject_kind, m.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId)],
+  );
+  return rows.map(toPattern);
+}
+
+export async function activePatterns(db: Queryable, projectId: string, subject: Subject): Promise<PatternRecord[]> {
+  const { rows } = await db.query<PatternRow>(
+    `SELECT ${COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.subject_kind = $2 AND m.subject_external_id = $3 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true'
+      ORDER BY m.confidence DESC, m.id`,
+    [projectId, subject.kind, subject.externalId],
+  );
+  return rows.map((r) => toPattern(r).record);
+}
+
+export async function getPattern(db: Queryable, projectId: string, id: string): Promise<PatternRecord | undefined> {
+  const { rows } = await db.query<PatternRow>(`SELECT ${COLUMNS} FROM memories m WHERE m.project_id = $1 AND m.id = $2 AND m.pattern_key IS NOT NULL`, [projectId, id]);
+  return rows[0] && toPattern(rows[0]).record;
+}
+
+/** A contact's patterns, newest first, paged by the last row's id. */
+export async function contactPatterns(
+  db: Queryable,
+  projectId: string,
+  contactId: string,
+  options: { activeOnly: boolean; limit: number; afterId?: string; subjectKind?: string },
+): Promise<PatternRecord[]> {
+  const { rows } = await db.query<PatternRow>(
+    `SELECT ${COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.subject_external_id = $2 AND m.pattern_key IS NOT NULL
+        AND ($3::boolean = false OR m.metadata->>'active' = 'true')
+        AND ($4::text IS NULL OR m.subject_kind = $4)
+        AND ($5::text IS NULL OR m.id < $5)
+      ORDER BY m.id DESC
+      LIMIT $6`,
+    [projectId, contactId, options.activeOnly, options.subjectKind ?? null, options.afterId ?? null, options.limit],
+  );
+  return rows.map((r) => toPattern(r).record);
+}
+
+/** Subjects with any activity since `since` (events, activity memories, typed observations). */
+export async function subjectsWithActivity(db: Queryable, projectId: string, since: Date): Promise<Subject[]> {
+  const { rows } = await db.query<{ subject_kind: string; subject_external_id: string }>(
+    `SELECT subject_kind, subject_external_id FROM memories m
+      WHERE m.project_id = $1 AND m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType')
+        AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight') AND m.valid_from >= $2
+     UNION
+     SELECT subject_kind, subject_external_id FROM events
+      WHERE project_id = $1 AND subject_kind IS NOT NULL AND occurred_at >= $2
+        AND event_type NOT IN ('typed.observation', 'prediction.imminent', 'segment.changed', 'pattern.emerged')
+     UNION
+     SELECT subject_kind, subject_external_id FROM typed_observations
+      WHERE project_id = $1 AND subject_kind IS NOT NULL AND status = 'accepted' AND observed_at >= $2
+     ORDER BY 1, 2`,
+    [projectId, since],
+  );
+  return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_external_id }));
+}
+
+/** Subjects of this project whose patterns are active: the nightly re-mining ages them. */
+export async function subjectsWithActivePatterns(db: Queryable, projectId: string): Promise<Subject[]> {
+  const { rows } = await db.query<{ subject_kind: string; subject_external_id: string }>(
+    `SELECT DISTINCT subject_kind, subject_external_id FROM memories
+      WHERE project_id = $1 AND pattern_key IS NOT NULL AND metadata->>'active' = 'true'`,
+    [projectId],
+  );
+  return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_external_id }));
+}
+
+/**
+ * Takes up to `limit` subjects off the mining queue: those quiet since `quietBefore` (the
+ * debounce) or waiting since `waitingBefore` (the longest wait). Answers them by project.
+ */
+export async function claimDueSubjects(db: Queryable, quietBefore: Date, waitingBefore: Date, limit: number): Promise<Map<string, Subject[]>> {
+  const { rows } = await db.query<{ project_id: string; subject_kind: string; subject_external_id: string }>(
+    `DELETE FROM behavior_mining_queue q
+      USING (SELECT project_id, subject_kind, subject_external_id FROM behavior_mining_queue
+              WHERE last_at <= $1 OR first_at <= $2
+              ORDER BY first_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
+      WHERE q.project_id = d.project_id AND q.subject_kind = d.subject_kind AND q.subject_external_id = d.subject_external_id
+      RETURNING q.project_id, q.subject_kind, q.subject_external_id`,
+    [quietBefore, waitingBefore, limit],
+  );
+  const byProject = new Map<string, Subject[]>();
+  for (const r of rows) {
+    const list = byProject.get(r.project_id) ?? [];
+    list.push({ kind: r.subject_kind, externalId: r.subject_external_id });
+    byProject.set(r.project_id, list);
+  }
+  return byProject;
+}
+
+/** Puts subjects back on the queue (their mining failed), due at once. */
+export async function requeueSubjects(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<void> {
+  await db.query(
+    `INSERT INTO behavior_mining_queue (project_id, subject_kind, subject_external_id, first_at, last_at)
+     SELECT $1, k, e, now() - interval '1 day', now() - interval '1 day' FROM unnest($2::text[], $3::text[]) AS s(k, e)
+     ON CONFLICT DO NOTHING`,
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId)],
+  );
+}
+
+/** Projects with patterns, for the nightly re-mining. */
+export async function projectsWithPatterns(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories WHERE pattern_key IS NOT NULL AND metadata->>'active' = 'true'`);
+  return rows.map((r) => r.project_id);
+}
+
+/** The subjects (of any kind, or of `kind`) with this externalId that have activity or patterns. */
+export async function subjectsByExternalId(db: Queryable, projectId: string, externalId: string, kind: string | undefined): Promise<Subject[]> {
+  const { rows } = await db.query<{ subject_kind: string }>(
+    `SELECT subject_kind FROM memories WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+     UNION SELECT subject_kind FROM events WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+     UNION SELECT subject_kind FROM typed_observations WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+     ORDER BY 1`,
+    [projectId, externalId],
+  );
+  return rows.filter((r) => kind === undefined || r.subject_kind === kind).map((r) => ({ kind: r.subject_kind, externalId }));
+}

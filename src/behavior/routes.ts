@@ -1,0 +1,207 @@
+// Behaviour routes: pattern mining and reading (SDK-WIRE.md 4.4), pattern projection and
+// declared-target prediction (metered on memory.predictions, behind the predictions entitlement),
+// the project-wide upcoming list, and profiles.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { PermissionError } from '../platform/errors.js';
+import type { TenancyApi } from '../tenancy/index.js';
+import {
+  ContactParamsSchema,
+  ContactPatternsQuerySchema,
+  ExtractBodySchema,
+  ExtractReportSchema,
+  PatternPageSchema,
+  PatternParamsSchema,
+} from './patterns/schemas.js';
+import { ProjectBodySchema, ProjectResponseSchema, TargetPredictBodySchema, TargetPredictResponseSchema, UpcomingQuerySchema, UpcomingSchema } from './predict/schemas.js';
+import type { TargetPredictor } from './predict/target.js';
+import type { Profiler } from './profile/profile.js';
+import { ProfileBodySchema } from './profile/schemas.js';
+import type { BehaviorService } from './service.js';
+import { Type } from 'typebox';
+import type { ContextBuilder } from './context/context.js';
+import { BatchContextBodySchema, ContextBodySchema, CONTEXT_LIMITS } from './context/schemas.js';
+
+const tags = ['behavior'];
+const READ = { permission: 'READ_MEMORY' } as const;
+const WRITE = { permission: 'WRITE_MEMORY' } as const;
+const PREDICT = { permission: 'READ_MEMORY', feature: 'predictions', audit: 'read.predict' } as const;
+
+export interface BehaviorRouteDeps {
+  behavior: BehaviorService;
+  predictor: TargetPredictor;
+  profiler: Profiler;
+  context: ContextBuilder;
+  tenancy: Pick<TenancyApi, 'metered'>;
+}
+
+export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, tenancy }) => {
+  app.post(
+    '/lattice/patterns/extract',
+    {
+      config: { ...WRITE, audit: 'write.patterns' },
+      schema: {
+        tags,
+        summary: 'Mine behaviour patterns from activity',
+        description:
+          "Reads activity (events, activity memories: type event or with metadata.eventType, and typed observations) of the last `windowDays` days, per activity type, and mines recurring_event, day_of_week, time_of_day, entity_preference and declining_engagement patterns. " +
+          'Patterns are behavior_pattern memories: a pattern found again is refreshed in place (same id), one that no longer holds is deactivated (metadata.active false), a new one is created and announced as a pattern.emerged event. ' +
+          'With `subject` or `contactId` one subject is mined (contactId matches the externalId of subjects of any kind); with neither, every subject with activity in the window, as a job the call awaits. ' +
+          'Mining also runs by itself: for a subject, once its new activity has been quiet for BEHAVIOR_MINING_DEBOUNCE_MS (default 30 s, at most BEHAVIOR_MINING_MAX_WAIT_MS, default 5 min, after the first), and nightly for every subject with active patterns.',
+        body: ExtractBodySchema,
+        response: { 200: ExtractReportSchema },
+      },
+    },
+    async (request) => behavior.extract(request.principal.projectId, request.body),
+  );
+
+  app.get(
+    '/lattice/patterns/:patternId',
+    { config: { ...READ, audit: 'read.patterns' }, schema: { tags, summary: 'A mined pattern', params: PatternParamsSchema, response: { 200: Type.Ref('PatternRecord') } } },
+    async (request) => behavior.getPattern(request.principal.projectId, request.params.patternId),
+  );
+
+  app.get(
+    '/lattice/contacts/:contactId/patterns',
+    {
+      config: { ...READ, audit: 'read.patterns' },
+      schema: {
+        tags,
+        summary: "A contact's patterns, newest first",
+        description: 'contactId is a subject externalId (of any kind; narrow with subjectKind). Pass nextCursor back as cursor for the next page.',
+        params: ContactParamsSchema,
+        querystring: ContactPatternsQuerySchema,
+        response: { 200: PatternPageSchema },
+      },
+    },
+    async (request) => behavior.contactPatterns(request.principal.projectId, request.params.contactId, request.query),
+  );
+
+  app.post(
+    '/lattice/predict',
+    {
+      config: PREDICT,
+      schema: {
+        tags,
+        summary: "Project a subject's patterns forward (pattern projection)",
+        description:
+          'Extends each active recurring_event and day_of_week pattern by its cadence within horizonDays, ranked by confidence, then time. The k-th firing of a pattern has confidence c^k and the 95% Wilson interval of its hit rate raised to k. ' +
+          'Empty predictions is an abstention (abstained true, with the reason): no active pattern, or none above minConfidence. `target` is ignored: declared targets are answered by POST /memory-intelligence/predict. ' +
+          'emitEvents (needs WRITE_MEMORY) fires one prediction.imminent event per prediction due within imminentWithinHours, at most once per subject, pattern and day, through the event log (alert rules fire). Metered: one memory.predictions unit per call.',
+        body: ProjectBodySchema,
+        response: { 200: ProjectResponseSchema },
+      },
+    },
+    async (request) => {
+      if (request.body.emitEvents && !request.principal.permissions.has('WRITE_MEMORY')) {
+        throw new PermissionError('emitEvents writes events: this API key lacks the WRITE_MEMORY permission', { required: 'WRITE_MEMORY' });
+      }
+      return tenancy.metered(request.principal, 'memory.predictions', 1, () => behavior.projectPatterns(request.principal.projectId, request.body), request.log);
+    },
+  );
+
+  app.post(
+    '/memory-intelligence/predict',
+    {
+      config: PREDICT,
+      schema: {
+        tags,
+        summary: 'Predict a declared target for a subject',
+        description:
+          'event_occurrence: P(at least one event of target.eventType within horizonDays), from BG/NBD fitted over the project (Fader, Hardie and Lee 2005; once 50 subjects have the activity, cached per activity type and lookback and refitted in the background every 6 hours) or else the subject\'s own rate with a Gamma posterior; `value` is the expected count. ' +
+          'numeric: EWMA level of target.attributeKey. event_time: the next occurrence from the inter-arrival times. anomaly: |z| of the latest reading against those before it (at least 5 readings; anomalous at 3). ' +
+          'Thin signal abstains with a reason (unknown, never "no"). A prediction that answers is recorded with a predictionId (cite it in a decision as refType prediction) and scored against what happened once its horizon has passed. Metered: one memory.predictions unit per call.',
+        body: TargetPredictBodySchema,
+        response: { 200: TargetPredictResponseSchema },
+      },
+    },
+    async (request) =>
+      tenancy.metered(
+        request.principal,
+        'memory.predictions',
+        1,
+        async () => {
+          const started = performance.now();
+          const { subject, target, horizonDays } = request.body;
+          const prediction = await predictor.predict(request.principal.projectId, subject, target, horizonDays);
+          return {
+            targetPrediction: prediction,
+            abstained: prediction.abstained,
+            abstentionReason: prediction.abstentionReason,
+            generatedAt: new Date().toISOString(),
+            durationMs: performance.now() - started,
+          };
+        },
+        request.log,
+      ),
+  );
+
+  app.get(
+    '/lattice/predictions/upcoming',
+    {
+      config: { ...READ, feature: 'predictions' },
+      schema: {
+        tags,
+        summary: 'Upcoming and overdue predicted events, project-wide',
+        description: 'The next expected firing of every active pattern that has one, up to horizonDays ahead; overdue ones (past their window) come first, then by expected time. Not metered.',
+        querystring: UpcomingQuerySchema,
+        response: { 200: UpcomingSchema },
+      },
+    },
+    async (request) => behavior.upcoming(request.principal.projectId, request.query),
+  );
+
+  const contextRules =
+    `The bundle holds the profile, active patterns (most confident first), projected predictions (next ${30} days, confidence at least 0.5), the subject's memories (most important, then newest) and observations ` +
+    '(consolidated observation memories and the latest reading of each typed attribute). Its tokens are counted with gpt-tokenizer (o200k_base) over the bundle content (guidance, subject and the sections as JSON); ' +
+    `maxTokens (default ${CONTEXT_LIMITS.defaultTokens}, clamped to [${CONTEXT_LIMITS.minTokens}, ${CONTEXT_LIMITS.maxTokens}]) is a hard cap: whole items are kept in the order profile, patterns, predictions, memories, observations until it is spent, ` +
+    'and sections that lost items are named in `truncated`. tokensEstimate is the exact count and never exceeds maxTokens. Every item carries its source ids; `provenance` gathers them. excludeCategories drops memories of those categories and patterns, predictions and observations of those activity types.';
+
+  app.post(
+    '/lattice/context',
+    {
+      config: { ...READ, audit: 'read.context' },
+      schema: { tags, summary: "A subject's context bundle, token-budgeted, with provenance", description: contextRules, body: ContextBodySchema, response: { 200: Type.Ref('ContextBundle') } },
+    },
+    async (request) => {
+      const { subject, ...options } = request.body;
+      return context.build(request.principal.projectId, subject, options);
+    },
+  );
+
+  app.post(
+    '/lattice/context/batch',
+    {
+      config: { ...READ, audit: 'read.context' },
+      schema: {
+        tags,
+        summary: `Context bundles for up to ${CONTEXT_LIMITS.maxSubjects} subjects`,
+        description: `The same options for every subject; bundles come back in request order, built by a job the call awaits. A subject Lattice knows nothing about gets an empty bundle (profile null, empty sections), not a failed batch. ${contextRules}`,
+        body: BatchContextBodySchema,
+        response: { 200: Type.Object({ bundles: Type.Array(Type.Ref('ContextBundle')) }) },
+      },
+    },
+    async (request) => {
+      const { subjects, ...options } = request.body;
+      return { bundles: await behavior.contextBatch(request.principal.projectId, subjects, options) };
+    },
+  );
+
+  for (const url of ['/lattice/profile', '/memory-intelligence/profile']) {
+    app.post(
+      url,
+      {
+        config: { ...READ, audit: 'read.profile' },
+        schema: {
+          tags,
+          summary: "A subject's behavioural profile",
+          description:
+            'RFM scored 1 to 5 against the project\'s subjects (quintiles over the last 365 days: days since the last activity, occurrences, summed amounts; cut points cached and refreshed hourly), the segment on the R x F grid, the cadence its patterns describe, and active risks ' +
+            '(declining_engagement, cadence_missed, rfm_at_risk_high_value, rfm_cant_lose_them). Amounts are metadata/payload amount, value or price, or typed observations of an attribute whose unit is a currency code. /lattice/profile and /memory-intelligence/profile are the same.',
+          body: ProfileBodySchema,
+          response: { 200: Type.Ref('Profile') },
+        },
+      },
+      async (request) => profiler.profile(request.principal.projectId, request.body.subject),
+    );
+  }
+};
