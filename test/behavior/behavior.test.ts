@@ -241,7 +241,7 @@ describe('behaviour intelligence', () => {
       const p = await h.project();
       await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey: 'buy', dataType: 'numeric', unit: 'EUR' } });
       const now = Date.now();
-      const observations = [];
+      const observations: Record<string, unknown>[] = [];
       // 80 subjects simulated from the BG/NBD story (seeded): each buys at its own rate and may
       // drop out after any purchase. s0 bought 2 days ago after a steady run; s1 stopped long ago.
       const random = mulberry32(20261124);

@@ -7,6 +7,7 @@
 // time throughout. Pure: data in, numbers out.
 import gammaln from '@stdlib/math-base-special-gammaln';
 import hyp2f1 from '@stdlib/math-base-special-hyp2f1';
+import gammaQuantile from '@stdlib/stats-base-dists-gamma-quantile';
 import { minimize } from './nelder-mead.js';
 
 export interface BgnbdParams {
@@ -109,4 +110,40 @@ export function expectedEvents(params: BgnbdParams, x: number, tx: number, T: nu
 export function expectedEventsUnconditional({ r, alpha, a, b }: BgnbdParams, t: number): number {
   const z = t / (alpha + t);
   return ((a + b - 1) / (a - 1)) * (1 - Math.exp(r * (Math.log(alpha) - Math.log(alpha + t))) * hyp2f1(r, b, a + b - 1, z));
+}
+
+export interface OccurrenceForecast {
+  probability: number;
+  lower: number;
+  upper: number;
+  alive: number;
+  expected: number;
+  expectedLower: number;
+  expectedUpper: number;
+}
+
+/**
+ * P(at least one event within t) and the expected count, each with a 95% interval. The interval
+ * carries the subject's own uncertainty: its rate's posterior Gamma(r + x, alpha + T) at the 2.5%
+ * and 97.5% quantiles, mapped through P(alive) (1 - e^(-lambda t)) and P(alive) lambda t, widened to
+ * hold the point (the model's dropout within the horizon puts the point below the mapped middle).
+ * Where a <= 1 the BG/NBD mean is infinite; the expected count is then P(alive) E[lambda] t, the
+ * count of a subject that stays alive through the horizon.
+ */
+export function forecastOccurrence(params: BgnbdParams, x: number, tx: number, T: number, t: number): OccurrenceForecast {
+  const { r, alpha, a } = params;
+  const alive = probabilityAlive(params, x, tx, T);
+  const probability = probabilityAtLeastOne(params, x, tx, T, t);
+  const rate = (q: number) => gammaQuantile(q, r + x, alpha + T);
+  const [slow, fast] = [rate(0.025), rate(0.975)];
+  const expected = a > 1 ? expectedEvents(params, x, tx, T, t) : (alive * (r + x) * t) / (alpha + T);
+  return {
+    probability,
+    lower: Math.min(probability, alive * (1 - Math.exp(-slow * t))),
+    upper: Math.max(probability, alive * (1 - Math.exp(-fast * t))),
+    alive,
+    expected,
+    expectedLower: Math.min(expected, alive * slow * t),
+    expectedUpper: Math.max(expected, alive * fast * t),
+  };
 }

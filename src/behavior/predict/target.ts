@@ -1,19 +1,18 @@
 // Declared-target predictions for one subject (SPEC.md "Declared-target prediction"):
 // - event_occurrence: P(at least one event of the type within the horizon). With enough subjects
 //   in the project, BG/NBD (Fader, Hardie and Lee 2005), whose P(alive) accounts for recency: a
-//   subject silent far longer than its usual gap is less likely to come back. Its interval maps
-//   the subject's rate posterior, Gamma(r + x, alpha + T), through P(alive) (1 - e^(-lambda h)).
+//   subject silent far longer than its usual gap is less likely to come back (its interval:
+//   workers/behavior/bgnbd.ts forecastOccurrence).
 //   Otherwise the subject's own rate with a Gamma posterior (workers/behavior/targets.ts).
 // - numeric: the EWMA level of the typed attribute with an interval from the EW variance.
 // - event_time: the next occurrence from the subject's inter-arrival times, within their quantiles.
 // - anomaly: |z| of the latest reading against the readings before it.
 // Thin signal abstains with a reason ("unknown", never "no"). Every answer that does not abstain is
 // recorded with a prd_ id, for decisions to cite and for the scoring job to settle.
-import gammaQuantile from '@stdlib/stats-base-dists-gamma-quantile';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import { newId } from '../../platform/ids.js';
-import { expectedEvents, probabilityAlive, probabilityAtLeastOne } from '../../../workers/behavior/bgnbd.js';
+import { forecastOccurrence } from '../../../workers/behavior/bgnbd.js';
 import { anomaly, ewmaLevel, isAbstention, nextEvent, occurrenceFromRate } from '../../../workers/behavior/targets.js';
 import { matchesType, readActivity, type Activity } from '../activity/store.js';
 import type { ProjectModels } from '../models.js';
@@ -137,26 +136,20 @@ export class TargetPredictor {
       const tx = (matched.at(-1)!.at - first) / DAY_MS;
       const T = (now.getTime() - first) / DAY_MS;
       const p = fit.params;
-      const probability = probabilityAtLeastOne(p, x, tx, T, h);
-      const alive = probabilityAlive(p, x, tx, T);
-      const expected = expectedEvents(p, x, tx, T, h);
-      // The subject's rate given its history, were it alive throughout: Gamma(r + x, alpha + T).
-      const rate = (q: number) => gammaQuantile(q, p.r + x, p.alpha + T);
-      const lower = Math.min(probability, alive * (1 - Math.exp(-rate(0.025) * h)));
-      const upper = Math.max(probability, alive * (1 - Math.exp(-rate(0.975) * h)));
+      const f = forecastOccurrence(p, x, tx, T, h);
       return {
         answer: {
           ...EMPTY,
-          probability,
-          probabilityLower: lower,
-          probabilityUpper: upper,
-          value: expected,
-          valueLower: Math.min(expected, alive * rate(0.025) * h),
-          valueUpper: Math.max(expected, alive * rate(0.975) * h),
+          probability: f.probability,
+          probabilityLower: f.lower,
+          probabilityUpper: f.upper,
+          value: f.expected,
+          valueLower: f.expectedLower,
+          valueUpper: f.expectedUpper,
           explanation:
             `BG/NBD (Fader, Hardie and Lee 2005) fitted on ${fit.subjects} subjects of this project with ${what} in the last ${lookbackDays} days ` +
             `(r ${p.r.toFixed(3)}, alpha ${p.alpha.toFixed(3)}, a ${p.a.toFixed(3)}, b ${p.b.toFixed(3)}): ${matched.length} occurrence(s), ` +
-            `the last ${days(now.getTime() - matched.at(-1)!.at)} days ago; P(still active) ${alive.toFixed(3)}; expected ${expected.toFixed(2)} in ${h} days.`,
+            `the last ${days(now.getTime() - matched.at(-1)!.at)} days ago; P(still active) ${f.alive.toFixed(3)}; expected ${f.expected.toFixed(2)} in ${h} days.`,
           evidenceMemoryIds: ids,
           model: 'bgnbd',
         },

@@ -10,6 +10,7 @@ import {
   expectedEvents,
   expectedEventsUnconditional,
   fitBgnbd,
+  forecastOccurrence,
   logLikelihood,
   probabilityAlive,
   probabilityAtLeastOne,
@@ -62,6 +63,22 @@ describe('BG/NBD', () => {
         expect(atLong).toBeGreaterThanOrEqual(atShort - 1e-12);
         expect(atLong).toBeLessThanOrEqual(alive + 1e-12);
         expect(probabilityAtLeastOne(p, x, tx, T, 0)).toBe(0);
+      }),
+    );
+  });
+
+  it('forecasts with intervals in [0, 1] (counts at least 0) that hold the point, the probability non-decreasing in the horizon', () => {
+    fc.assert(
+      fc.property(params, history, fc.double({ min: 0.5, max: 400, noNaN: true }), fc.double({ min: 0.5, max: 400, noNaN: true }), (p, { x, tx, T }, t1, t2) => {
+        const [short, long] = t1 < t2 ? [t1, t2] : [t2, t1];
+        const a = forecastOccurrence(p, x, tx, T, short);
+        const b = forecastOccurrence(p, x, tx, T, long);
+        for (const f of [a, b]) {
+          expect(0 <= f.lower && f.lower <= f.probability && f.probability <= f.upper && f.upper <= 1).toBe(true);
+          expect(0 <= f.expectedLower && f.expectedLower <= f.expected && f.expected <= f.expectedUpper).toBe(true);
+          expect(Number.isFinite(f.expectedUpper)).toBe(true);
+        }
+        expect(b.probability).toBeGreaterThanOrEqual(a.probability - 1e-12);
       }),
     );
   });
