@@ -79,6 +79,10 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
   return loadConfig({
     LOG_LEVEL: 'silent',
     POOL_MAX_THREADS: '2',
+    // Mining after new activity waits an hour in tests, so no file sees patterns (and pattern.emerged
+    // events) appear behind its back; the behaviour tests set it to 0 and mine the queue themselves.
+    BEHAVIOR_MINING_DEBOUNCE_MS: '3600000',
+    BEHAVIOR_MINING_MAX_WAIT_MS: '3600000',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(REDIS_URL ? { REDIS_URL, QUEUE_PREFIX: uniqueName('lt') } : {}),
     ...env,

@@ -100,6 +100,16 @@ function collapse(times: Float64Array): number[] {
 
 const windowDays = (c: Context) => Math.max(0, (c.now - c.first) / DAY_MS);
 
+/** The counts and Beta posterior mean of a pattern that holds for `hits` of `n` observations. */
+const heldFor = (c: Context, hits: number, n: number) => ({
+  confidence: (hits + 1) / (n + 2),
+  hits,
+  misses: n - hits,
+  observationCount: n,
+  observationWindowDays: windowDays(c),
+  lastObservedAt: c.last,
+});
+
 /**
  * A cadence from robust inter-arrival times: the period is the median gap, refined as the median of
  * each gap divided by the number of periods it spans (so a missed occurrence, a gap of two periods,
@@ -155,12 +165,7 @@ function dayOfWeek(c: Context): MinedPattern | undefined {
   return {
     patternKind: 'day_of_week',
     cadence: { dayOfWeek: day, periodDays: 7, timezone: c.timezone },
-    confidence: (top + 1) / (n + 2),
-    hits: top,
-    misses: n - top,
-    observationCount: n,
-    observationWindowDays: windowDays(c),
-    lastObservedAt: c.last,
+    ...heldFor(c, top, n),
     toleranceMinutes: MINUTES_PER_DAY / 2,
   };
 }
@@ -190,12 +195,7 @@ function timeOfDay(c: Context): MinedPattern | undefined {
   return {
     patternKind: 'time_of_day',
     cadence: { timeOfDayLocal: `${String(Math.floor(rounded / 60)).padStart(2, '0')}:${String(rounded % 60).padStart(2, '0')}`, timezone: c.timezone },
-    confidence: (hits + 1) / (n + 2),
-    hits,
-    misses: n - hits,
-    observationCount: n,
-    observationWindowDays: windowDays(c),
-    lastObservedAt: c.last,
+    ...heldFor(c, hits, n),
     toleranceMinutes: tolerance,
   };
 }
@@ -221,12 +221,7 @@ function entityPreference(c: Context, input: MiningInput): MinedPattern | undefi
     patternKind: 'entity_preference',
     cadence: { timezone: c.timezone },
     entity,
-    confidence: (top + 1) / (n + 2),
-    hits: top,
-    misses: n - top,
-    observationCount: n,
-    observationWindowDays: windowDays(c),
-    lastObservedAt: c.last,
+    ...heldFor(c, top, n),
     toleranceMinutes: 0,
   };
 }
