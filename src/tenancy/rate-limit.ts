@@ -15,7 +15,12 @@ async function keyRateLimit(app: FastifyInstance, { config }: { config: RateLimi
   // While Redis is down a count fails at once (no offline queue, a command timeout) and the request
   // goes through uncounted (skipOnError), rather than waiting on Redis.
   const redis = config.redisUrl === undefined ? undefined : failFastRedis(config.redisUrl, config.queueCommandTimeoutMs);
-  if (redis) app.addHook('onClose', async () => redis.disconnect());
+  if (redis) {
+    app.addHook('onClose', async () => redis.disconnect());
+    // Without an offline queue, a count sent before the connection is up fails and goes uncounted:
+    // a process waits (briefly, never failing its start) for Redis before it takes requests.
+    app.addHook('onReady', () => untilReady(redis, Math.max(config.queueCommandTimeoutMs, 1000)));
+  }
   await app.register(rateLimit, {
     max: config.rateLimitPerMinute,
     timeWindow: 60_000,
@@ -28,6 +33,19 @@ async function keyRateLimit(app: FastifyInstance, { config }: { config: RateLimi
     },
     errorResponseBuilder: (_request, context) =>
       new RateLimitError(`rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
+  });
+}
+
+async function untilReady(redis: ReturnType<typeof failFastRedis>, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
   });
 }
 
