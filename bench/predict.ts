@@ -1,0 +1,682 @@
+// Prediction benchmark. Everything goes through the HTTP API (app.inject on the app buildApp makes,
+// with the key of an enterprise project), on PGlite in memory (in-process queue) and, when
+// DATABASE_URL is set, on Postgres (a throwaway lattice_bench_* database; with REDIS_URL also set,
+// BullMQ under a throwaway QUEUE_PREFIX). Markdown tables go to stdout, progress to stderr.
+//   1. Quality on real purchases: bench/data/apparel_trans.csv (600 customers of an apparel retailer,
+//      all first seen in January 2005, every purchase to 2010). For each calibration end and horizon h:
+//      the customers with a purchase on or before the calibration end; the truth is whether (and on
+//      how many distinct days) each bought in (calEnd, calEnd + h]. The calibration purchases are
+//      ingested time-shifted so that the calibration end is now (the service predicts as of the wall
+//      clock), one project per calibration end, each purchase at noon of its day (same-day repeats
+//      +1 min each, which the engine counts as one occurrence: they are within the hour). Every
+//      customer is asked POST /memory-intelligence/predict (event_occurrence "purchase", lookback back
+//      to the first purchase in the data). Scored against two baselines computed from the calibration
+//      data alone: the population base rate (the share of customers who bought in (calEnd - h, calEnd],
+//      the same for everyone) and the customer's own Poisson rate (calibration purchase days / days
+//      since their first purchase; P = 1 - e^(-rate h)). Brier score, log loss (p clipped to
+//      [1e-6, 1 - 1e-6]), ECE over 10 equal-width bins, MAE of the expected count against the
+//      holdout count (distinct purchase days), and a reliability table of Lattice per cell.
+//      Abstentions are counted and scored with the base rate.
+//   2. Speed on synthetic purchases: BENCH_PREDICT_SUBJECTS customers x 50 purchases (seeded):
+//      weekly, biweekly and monthly habits with jitter (a biweekly visit buys 2 items, a monthly one
+//      5, minutes apart, so every history spans about the last year) and irregular ones (uniform over
+//      the year). Ingest through POST /memory-typed/observations in 10,000-row batches (rows/s);
+//      mining of the whole project, POST /lattice/patterns/extract {windowDays: 365} (subjects/s);
+//      then, once the pattern memories are embedded (so no background embedding competes), the
+//      latency of the declared-target predict (event_occurrence, horizon 30; its first call fits
+//      BG/NBD over the project and is timed on its own), of pattern projection (/lattice/predict) and
+//      of the profile (/lattice/profile; its first call computes the RFM cut points), 300 random
+//      subjects each after 20 warm-up calls. Latency is measured around app.inject: routing, auth,
+//      rate limiting, metering and JSON included, no socket.
+//   TODO context: context bundles are not built yet; time them here once they are.
+//
+// Run after a build (the worker pool loads dist/workers/index.js):
+//   npm run bench:predict
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:predict
+// Settings: BENCH_PREDICT_SUBJECTS (synthetic customers; default 10000 on Postgres, 1000 on PGlite),
+// BENCH_PREDICT_CALLS (300 timed calls per operation), BENCH_PREDICT_EMBED_WAIT_S (900: the longest
+// wait for the pattern embeddings before timing), BENCH_SKIP_PGLITE=1 (Postgres only).
+// This bench sets in its own environment, before the contexts read their config:
+// BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no automatic mining in the
+// background while measuring), REQUEST_TIMEOUT_MS 600000 (the whole-project extract is awaited
+// within it) and RATE_LIMIT_PER_MINUTE 10000000 (the sequential calls would pass the default 6,000).
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import type { Lattice } from '../src/modules.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext } from './support.js';
+
+process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
+process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
+process.env.REQUEST_TIMEOUT_MS ??= '600000';
+process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
+
+const positiveInt = (key: string, fallback: number): number => {
+  const value = Number(process.env[key] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
+  return value;
+};
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const ATTRIBUTE = 'purchase';
+const KIND = 'customer';
+const BATCH = 10_000;
+
+// Part 1. The data's customers all start in January 2005 and buy most in 2005 (1,362 of 3,187
+// purchases): the first end sees their first year, the second the same cohort half a year older.
+const CAL_ENDS = ['2005-12-31', '2006-06-30'];
+const HORIZONS = [90, 180];
+const BINS = 10;
+const EPS = 1e-6;
+
+// Part 2.
+const SUBJECTS_OVERRIDE = process.env.BENCH_PREDICT_SUBJECTS === undefined ? undefined : positiveInt('BENCH_PREDICT_SUBJECTS', 1);
+const PG_SUBJECTS = 10_000;
+const PGLITE_SUBJECTS = 1000;
+const PURCHASES = 50;
+const CALLS = positiveInt('BENCH_PREDICT_CALLS', 300);
+const WARMUP = 20;
+const EMBED_WAIT_MS = positiveInt('BENCH_PREDICT_EMBED_WAIT_S', 900) * 1000;
+const MINING_WINDOW_DAYS = 365;
+const SPEED_HORIZON = 30;
+const TARGET_MINING_PER_SECOND = 200;
+const TARGET_P95_MS = 50;
+
+const log = createLogger('warn');
+const out: string[] = [];
+const write = (text = '') => out.push(text);
+
+const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
+const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
+const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
+const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+interface TargetAnswer {
+  targetPrediction: { probability: number | null; value: number | null; model: string | null; explanation: string };
+  abstained: boolean;
+  abstentionReason: string | null;
+}
+interface ExtractAnswer {
+  contactsProcessed: number;
+  patternsCreated: number;
+  patternsRefreshed: number;
+  patternsDeactivated: number;
+  durationMs: number;
+  errors?: unknown[];
+}
+interface ProjectionAnswer {
+  predictions: unknown[];
+  abstained: boolean;
+}
+interface ProfileAnswer {
+  rfmSegment: string | null;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly path: string,
+    readonly status: number,
+    body: string,
+  ) {
+    super(`POST ${path} answered ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+/** One project's key, posting to /api/v1/projects/{projectId}/... through app.inject. */
+class ProjectClient {
+  constructor(
+    private readonly app: FastifyInstance,
+    readonly projectId: string,
+    private readonly apiKey: string,
+  ) {}
+
+  async post<T>(path: string, body: unknown): Promise<T> {
+    const response = await this.app.inject({
+      method: 'POST',
+      url: `/api/v1/projects/${this.projectId}${path}`,
+      headers: { authorization: `Bearer ${this.apiKey}` },
+      payload: body as object,
+    });
+    if (response.statusCode >= 300) throw new HttpError(path, response.statusCode, response.body);
+    return response.json() as T;
+  }
+}
+
+/** An enterprise project, a read-write key for it, and the purchase attribute (USD: its values are money). */
+async function openProject(run: Run, projectId: string): Promise<ProjectClient> {
+  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
+  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
+  const client = new ProjectClient(run.app, projectId, apiKey);
+  await client.post('/memory-typed/attributes', { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'USD' });
+  return client;
+}
+
+/** Ingests one batch synchronously; every row must be accepted. Answers the call's milliseconds. */
+async function ingest(client: ProjectClient, rows: ObservationInput[]): Promise<number> {
+  const t0 = performance.now();
+  const report = await client.post<IngestReport>('/memory-typed/observations', { observations: rows });
+  const took = performance.now() - t0;
+  if (report.accepted !== rows.length) {
+    throw new Error(`ingest: ${rows.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
+  }
+  return took;
+}
+
+const purchaseTarget = (lookbackDays?: number) => ({ kind: 'event_occurrence', eventType: ATTRIBUTE, ...(lookbackDays === undefined ? {} : { lookbackDays }) });
+
+interface Run {
+  ctx: Lattice;
+  app: FastifyInstance;
+  setup: string;
+  postgres: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Quality on real purchases
+
+interface Purchase {
+  customer: string;
+  /** Days since the epoch (UTC). */
+  day: number;
+  price: number;
+}
+
+function loadPurchases(): Purchase[] {
+  const text = readFileSync(new URL('./data/apparel_trans.csv', import.meta.url), 'utf8');
+  const unquote = (s: string | undefined) => (s ?? '').replace(/"/g, '');
+  return text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line, i) => {
+      const [, id, date, price] = line.split(',').map(unquote);
+      const day = Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+      const value = Number(price);
+      if (!id || !Number.isInteger(day) || !Number.isFinite(value)) throw new Error(`apparel_trans.csv line ${i + 2}: ${JSON.stringify(line)}`);
+      return { customer: id, day, price: value };
+    });
+}
+
+const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+
+interface Scored {
+  /** P(at least one purchase in the horizon). */
+  p: number[];
+  /** Expected purchase days in the horizon. */
+  expected: number[];
+}
+
+interface Metrics {
+  meanP: number;
+  brier: number;
+  logLoss: number;
+  ece: number;
+  mae: number;
+  meanExpected: number;
+}
+
+function metrics(s: Scored, y: readonly number[], counts: readonly number[]): Metrics {
+  const n = y.length;
+  let brier = 0;
+  let logLoss = 0;
+  let mae = 0;
+  for (let i = 0; i < n; i++) {
+    const p = Math.min(1 - EPS, Math.max(EPS, s.p[i]!));
+    brier += (s.p[i]! - y[i]!) ** 2;
+    logLoss -= y[i]! * Math.log(p) + (1 - y[i]!) * Math.log(1 - p);
+    mae += Math.abs(s.expected[i]! - counts[i]!);
+  }
+  const ece = reliability(s.p, y).reduce((sum, b) => sum + (b.n / n) * Math.abs(b.meanP - b.observed), 0);
+  const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / n;
+  return { meanP: mean(s.p), brier: brier / n, logLoss: logLoss / n, ece, mae: mae / n, meanExpected: mean(s.expected) };
+}
+
+/** The 10 equal-width bins of p: how many, their mean p, their observed rate (empty bins left out). */
+function reliability(p: readonly number[], y: readonly number[]) {
+  const bins = Array.from({ length: BINS }, (_, i) => ({ lo: i / BINS, hi: (i + 1) / BINS, n: 0, sumP: 0, sumY: 0 }));
+  p.forEach((value, i) => {
+    const bin = bins[Math.min(BINS - 1, Math.floor(value * BINS))]!;
+    bin.n++;
+    bin.sumP += value;
+    bin.sumY += y[i]!;
+  });
+  return bins.filter((b) => b.n > 0).map((b) => ({ lo: b.lo, hi: b.hi, n: b.n, meanP: b.sumP / b.n, observed: b.sumY / b.n }));
+}
+
+interface Customer {
+  id: string;
+  /** Calibration purchases, oldest first. */
+  calibration: Purchase[];
+  /** Distinct calibration purchase days, ascending. */
+  calDays: number[];
+  /** Distinct purchase days after the calibration end, ascending. */
+  laterDays: number[];
+}
+
+async function benchQuality(run: Run, purchases: readonly Purchase[]): Promise<void> {
+  const firstDay = Math.min(...purchases.map((p) => p.day));
+  const qualityRows: string[][] = [];
+  const notes: string[] = [];
+  const reliabilityTables: string[] = [];
+
+  for (const calEnd of CAL_ENDS) {
+    const endDay = dayOf(calEnd);
+    /** The calibration end: the end of its day. */
+    const endMs = (endDay + 1) * DAY_MS;
+    const byCustomer = new Map<string, Purchase[]>();
+    for (const p of purchases) {
+      let list = byCustomer.get(p.customer);
+      if (!list) byCustomer.set(p.customer, (list = []));
+      list.push(p);
+    }
+    const customers: Customer[] = [];
+    for (const [id, list] of byCustomer) {
+      list.sort((a, b) => a.day - b.day);
+      const calibration = list.filter((p) => p.day <= endDay);
+      if (calibration.length === 0) continue;
+      const distinct = (xs: Purchase[]) => [...new Set(xs.map((p) => p.day))];
+      customers.push({ id, calibration, calDays: distinct(calibration), laterDays: distinct(list.filter((p) => p.day > endDay)) });
+    }
+    customers.sort((a, b) => Number(a.id) - Number(b.id) || (a.id < b.id ? -1 : 1));
+
+    // Time-shift: the calibration end becomes now. Noon of the purchase day, same-day repeats +1 min.
+    const client = await openProject(run, `predict-quality-${calEnd}`);
+    const shiftMs = Date.now() - endMs;
+    const rows: ObservationInput[] = [];
+    for (const c of customers) {
+      let sameDay = 0;
+      c.calibration.forEach((p, i) => {
+        sameDay = i > 0 && c.calibration[i - 1]!.day === p.day ? sameDay + 1 : 0;
+        rows.push({
+          attributeKey: ATTRIBUTE,
+          subjectKind: KIND,
+          subjectExternalId: c.id,
+          valueNumeric: p.price,
+          observedAt: new Date(p.day * DAY_MS + 12 * HOUR_MS + sameDay * MINUTE_MS + shiftMs).toISOString(),
+          source: 'apparel_trans.csv',
+        });
+      });
+    }
+    for (let i = 0; i < rows.length; i += BATCH) await ingest(client, rows.slice(i, i + BATCH));
+    const lookbackDays = Math.min(3650, Math.ceil((endMs - (firstDay * DAY_MS + 12 * HOUR_MS)) / DAY_MS));
+    progress(`[${run.setup}] quality, calibration end ${calEnd}: ${customers.length} customers, ${rows.length} purchases ingested; lookback ${lookbackDays} days`);
+
+    // Lattice: every customer, every horizon.
+    const answers = new Map<number, TargetAnswer[]>();
+    let firstCallMs = 0;
+    for (const h of HORIZONS) {
+      const list: TargetAnswer[] = [];
+      for (const c of customers) {
+        const t0 = performance.now();
+        list.push(await client.post<TargetAnswer>('/memory-intelligence/predict', { subject: { kind: KIND, externalId: c.id }, horizonDays: h, target: purchaseTarget(lookbackDays) }));
+        if (firstCallMs === 0) firstCallMs = performance.now() - t0;
+      }
+      answers.set(h, list);
+      progress(`[${run.setup}] quality, calibration end ${calEnd}, h ${h}: ${list.length} predictions`);
+    }
+    const firstExplanation = answers.get(HORIZONS[0]!)!.find((a) => a.targetPrediction.model === 'bgnbd')?.targetPrediction.explanation;
+    notes.push(
+      `Calibration end ${calEnd}: ${customers.length} customers, ${thousands(rows.length)} calibration purchases, lookbackDays ${lookbackDays}; ` +
+        `first predict call (fits BG/NBD) ${ms(firstCallMs)}.${firstExplanation ? ` Lattice says: "${firstExplanation}"` : ''}`,
+    );
+
+    for (const h of HORIZONS) {
+      const n = customers.length;
+      const count = customers.map((c) => c.laterDays.filter((d) => d <= endDay + h).length);
+      const y = count.map((k): number => (k > 0 ? 1 : 0));
+      // Base rate: the share who bought in the last h days of the calibration; the mean count there.
+      const recent = customers.map((c) => c.calDays.filter((d) => d > endDay - h).length);
+      const baseP = recent.filter((k) => k > 0).length / n;
+      const baseCount = recent.reduce((a, b) => a + b, 0) / n;
+      const base: Scored = { p: customers.map(() => baseP), expected: customers.map(() => baseCount) };
+      // The customer's own Poisson rate since their first purchase (noon of its day) to the end.
+      const poisson: Scored = { p: [], expected: [] };
+      for (const c of customers) {
+        const exposure = Math.max(1, (endMs - (c.calDays[0]! * DAY_MS + 12 * HOUR_MS)) / DAY_MS);
+        const rate = c.calDays.length / exposure;
+        poisson.p.push(1 - Math.exp(-rate * h));
+        poisson.expected.push(rate * h);
+      }
+      // Lattice; an abstention is scored with the base rate.
+      const list = answers.get(h)!;
+      const lattice: Scored = { p: [], expected: [] };
+      const models = new Map<string, number>();
+      let abstained = 0;
+      const reasons = new Map<string, number>();
+      for (const a of list) {
+        const t = a.targetPrediction;
+        if (a.abstained || t.probability === null) {
+          abstained++;
+          const reason = (a.abstentionReason ?? 'none given').split(':')[0]!;
+          reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+          lattice.p.push(baseP);
+          lattice.expected.push(baseCount);
+          continue;
+        }
+        models.set(t.model ?? 'null', (models.get(t.model ?? 'null') ?? 0) + 1);
+        lattice.p.push(t.probability);
+        lattice.expected.push(t.value ?? NaN);
+      }
+      const positiveRate = y.reduce((a, b) => a + b, 0) / n;
+      const meanCount = count.reduce((a, b) => a + b, 0) / n;
+      const modelText = [...models].map(([m, k]) => `${m} ${k}`).join(', ') || 'none';
+      const abstainText = abstained === 0 ? '0' : `${abstained} (${[...reasons].map(([r, k]) => `${r} ${k}`).join(', ')}; scored with the base rate)`;
+      for (const [name, scored, answered] of [
+        ['Lattice', lattice, `${modelText}; abstained ${abstainText}`],
+        ['base rate', base, `p ${fixed(baseP)} for all`],
+        ['own Poisson rate', poisson, '–'],
+      ] as const) {
+        const m = metrics(scored, y, count);
+        qualityRows.push([
+          calEnd, String(h), String(n), fixed(positiveRate), name, fixed(m.meanP), fixed(m.brier, 4), fixed(m.logLoss, 4), fixed(m.ece, 4),
+          fixed(m.mae), `${fixed(m.meanExpected)} / ${fixed(meanCount)}`, answered,
+        ]);
+      }
+      const bins = reliability(lattice.p, y).map((b) => [`[${b.lo.toFixed(1)}, ${b.hi.toFixed(1)}${b.hi === 1 ? ']' : ')'}`, String(b.n), fixed(b.meanP), fixed(b.observed)]);
+      reliabilityTables.push(
+        `Reliability of Lattice, calibration end ${calEnd}, h ${h} (${n} customers, observed rate ${fixed(positiveRate)}):\n\n` +
+          markdownTable(['Bin of p', 'n', 'Mean predicted', 'Observed'], bins, (i) => i >= 1),
+      );
+    }
+  }
+
+  write('#### 1. Quality on real purchases (bench/data/apparel_trans.csv)');
+  write();
+  for (const note of notes) write(`- ${note}`);
+  write(
+    '- Truth: a purchase in (calEnd, calEnd + h]; counts are distinct purchase days (the engine counts activities within an hour as one). ' +
+      'Base rate: the share of customers who bought in (calEnd - h, calEnd], for all; own Poisson rate: calibration purchase days / days since the first purchase. ' +
+      'Log loss clips p to [1e-6, 1 - 1e-6]; ECE over 10 equal-width bins.',
+  );
+  write();
+  write(
+    markdownTable(
+      ['Calibration end', 'h (days)', 'Customers', 'Observed rate', 'Model', 'Mean p', 'Brier', 'Log loss', 'ECE', 'MAE count', 'Mean count (pred / actual)', 'Answered by'],
+      qualityRows,
+      (i) => i === 1 || i === 2 || i === 3 || (i >= 5 && i <= 9),
+    ),
+  );
+  write();
+  for (const table of reliabilityTables) {
+    write(table);
+    write();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Speed on synthetic purchases
+
+type Habit = 'weekly' | 'biweekly' | 'monthly' | 'irregular';
+/** Share of customers, days between visits, items bought per visit (minutes apart), sd of a visit's day. */
+const HABITS: { habit: Habit; share: number; periodDays: number; perVisit: number; jitterDays: number }[] = [
+  { habit: 'weekly', share: 0.35, periodDays: 7, perVisit: 1, jitterDays: 0.5 },
+  { habit: 'biweekly', share: 0.25, periodDays: 14, perVisit: 2, jitterDays: 1 },
+  { habit: 'monthly', share: 0.2, periodDays: 30, perVisit: 5, jitterDays: 2 },
+  { habit: 'irregular', share: 0.2, periodDays: 0, perVisit: 1, jitterDays: 0 },
+];
+
+const subjectId = (i: number) => `c-${String(i).padStart(6, '0')}`;
+
+/** Customer i's 50 purchases, ending before `now`; the same i gives the same purchases. */
+function syntheticPurchases(i: number, now: number): ObservationInput[] {
+  const random = mulberry32(0x9e3779b1 ^ (i * 2654435761));
+  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  let pick = random();
+  const habit = HABITS.find((h) => (pick -= h.share) < 0) ?? HABITS.at(-1)!;
+  const hour = 8 + random() * 12;
+  const times: number[] = [];
+  if (habit.habit === 'irregular') {
+    for (let k = 0; k < PURCHASES; k++) times.push(now - HOUR_MS - random() * 365 * DAY_MS);
+  } else {
+    const visits = Math.ceil(PURCHASES / habit.perVisit);
+    const phase = random() * habit.periodDays;
+    for (let v = 0; v < visits; v++) {
+      const dayAt = now - (phase + (visits - 1 - v) * habit.periodDays + normal() * habit.jitterDays) * DAY_MS;
+      let at = Math.floor(dayAt / DAY_MS) * DAY_MS + (hour + 0.75 * normal()) * HOUR_MS;
+      while (at > now - HOUR_MS) at -= DAY_MS;
+      const items = Math.min(habit.perVisit, PURCHASES - v * habit.perVisit);
+      for (let k = 0; k < items; k++) times.push(at + k * 2 * MINUTE_MS);
+    }
+  }
+  times.sort((a, b) => a - b);
+  return times.map((at) => ({
+    attributeKey: ATTRIBUTE,
+    subjectKind: KIND,
+    subjectExternalId: subjectId(i),
+    valueNumeric: Math.round((10 + random() * 190) * 100) / 100,
+    observedAt: new Date(Math.round(at)).toISOString(),
+    source: 'bench-synthetic',
+  }));
+}
+
+interface SpeedRow {
+  operation: string;
+  n?: number;
+  samples?: number[];
+  throughput?: string;
+  notes?: string;
+}
+
+async function timeCalls(count: number, subjects: number, seed: number, call: (subject: string) => Promise<void>): Promise<number[]> {
+  const random = mulberry32(seed);
+  const samples: number[] = [];
+  for (let k = 0; k < count; k++) {
+    const subject = subjectId(Math.floor(random() * subjects));
+    const t0 = performance.now();
+    await call(subject);
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+async function benchSpeed(run: Run, subjects: number): Promise<void> {
+  const { ctx, setup } = run;
+  const rows: SpeedRow[] = [];
+  const notes: string[] = [];
+  const client = await openProject(run, 'predict-speed');
+  const subject = (externalId: string) => ({ kind: KIND, externalId });
+
+  // Ingest: 200 customers (10,000 rows) per call.
+  const perBatch = BATCH / PURCHASES;
+  const now = Date.now();
+  const batchSamples: number[] = [];
+  let lastReport = performance.now();
+  for (let start = 0; start < subjects; start += perBatch) {
+    const batch: ObservationInput[] = [];
+    for (let i = start; i < Math.min(subjects, start + perBatch); i++) batch.push(...syntheticPurchases(i, now));
+    batchSamples.push(await ingest(client, batch));
+    if (performance.now() - lastReport > 2000 || start + perBatch >= subjects) {
+      lastReport = performance.now();
+      progress(`[${setup}] speed: ingested ${thousands(Math.min(subjects, start + perBatch) * PURCHASES)} of ${thousands(subjects * PURCHASES)} rows`);
+    }
+  }
+  const ingestMs = batchSamples.reduce((a, b) => a + b, 0);
+  const totalRows = subjects * PURCHASES;
+  rows.push({
+    operation: `ingest, POST /memory-typed/observations, ${thousands(BATCH)}-row batches`,
+    samples: batchSamples,
+    throughput: `${thousands(perSecond(totalRows, ingestMs))} rows/s`,
+    notes: `${thousands(totalRows)} rows in ${seconds(ingestMs)}`,
+  });
+
+  // Mining, the whole project, awaited.
+  progress(`[${setup}] speed: mining ${thousands(subjects)} subjects (POST /lattice/patterns/extract, windowDays ${MINING_WINDOW_DAYS})`);
+  const t0 = performance.now();
+  try {
+    const report = await client.post<ExtractAnswer>('/lattice/patterns/extract', { windowDays: MINING_WINDOW_DAYS });
+    const took = performance.now() - t0;
+    const rate = perSecond(report.contactsProcessed, took);
+    rows.push({
+      operation: `mining, POST /lattice/patterns/extract {windowDays: ${MINING_WINDOW_DAYS}}, whole project`,
+      n: 1,
+      throughput: `${thousands(rate)} subjects/s`,
+      notes:
+        `${thousands(report.contactsProcessed)} subjects in ${seconds(took)}; ${thousands(report.patternsCreated)} patterns created, ` +
+        `${thousands(report.patternsRefreshed)} refreshed, ${thousands(report.patternsDeactivated)} deactivated; ${report.errors?.length ?? 0} errors` +
+        (run.postgres ? `; ${check(rate >= TARGET_MINING_PER_SECOND, `≥ ${TARGET_MINING_PER_SECOND} subjects/s`)}` : ''),
+    });
+    progress(`[${setup}] speed: mined ${report.contactsProcessed} subjects in ${seconds(took)}, ${report.patternsCreated} patterns created`);
+  } catch (error) {
+    const took = performance.now() - t0;
+    const message = error instanceof Error ? error.message : String(error);
+    rows.push({ operation: `mining, POST /lattice/patterns/extract {windowDays: ${MINING_WINDOW_DAYS}}, whole project`, n: 1, notes: `❌ failed after ${seconds(took)}: ${message}` });
+    progress(`[${setup}] speed: mining failed after ${seconds(took)}: ${message}`);
+  }
+
+  // The pattern memories are embedded by background jobs: let them finish before timing reads.
+  // (A count on the partial index of unembedded rows, polled once a second: cheap next to the drain.)
+  const unembedded = async () =>
+    (await ctx.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NULL', [client.projectId])).rows[0]!.n;
+  const embedStart = performance.now();
+  const patternMemories = (await ctx.runtime.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1', [client.projectId])).rows[0]!.n;
+  for (;;) {
+    const left = await unembedded();
+    const waited = performance.now() - embedStart;
+    if (left === 0) {
+      notes.push(`The ${thousands(patternMemories)} pattern memories were all embedded ${seconds(waited)} after mining answered (the drain runs beside mining too); timing starts after that.`);
+      break;
+    }
+    if (waited > EMBED_WAIT_MS) {
+      notes.push(`Timing started with ${thousands(left)} of ${thousands(patternMemories)} pattern memories still to embed after ${seconds(EMBED_WAIT_MS)} (BENCH_PREDICT_EMBED_WAIT_S).`);
+      break;
+    }
+    if (performance.now() - lastReport > 10_000) {
+      lastReport = performance.now();
+      progress(`[${setup}] speed: waiting for the pattern embeddings, ${thousands(left)} of ${thousands(patternMemories)} left after ${seconds(waited)}`);
+    }
+    await sleep(1000);
+  }
+
+  // Latency: the first calls fit project models, then warm-up, then CALLS random subjects each.
+  const tally = { predict: new Map<string, number>(), projectionAbstained: 0, projected: 0, segments: new Map<string, number>() };
+  const predictTarget = async (externalId: string) => {
+    const answer = await client.post<TargetAnswer>('/memory-intelligence/predict', { subject: subject(externalId), horizonDays: SPEED_HORIZON, target: purchaseTarget() });
+    const model = answer.targetPrediction.model ?? 'abstained';
+    tally.predict.set(model, (tally.predict.get(model) ?? 0) + 1);
+  };
+  const projection = async (externalId: string) => {
+    const answer = await client.post<ProjectionAnswer>('/lattice/predict', { subject: subject(externalId), horizonDays: SPEED_HORIZON });
+    if (answer.abstained) tally.projectionAbstained++;
+    tally.projected += answer.predictions.length;
+  };
+  const profile = async (externalId: string) => {
+    const answer = await client.post<ProfileAnswer>('/lattice/profile', { subject: subject(externalId) });
+    tally.segments.set(answer.rfmSegment ?? 'null', (tally.segments.get(answer.rfmSegment ?? 'null') ?? 0) + 1);
+  };
+
+  for (const [operation, call] of [
+    [`declared-target predict, first call (fits BG/NBD over ${thousands(subjects)} subjects)`, predictTarget],
+    ['profile, first call (computes the RFM cut points)', profile],
+  ] as const) {
+    const started = performance.now();
+    await call(subjectId(0));
+    rows.push({ operation, n: 1, samples: [performance.now() - started] });
+  }
+  const ops = [
+    { operation: `declared-target predict, POST /memory-intelligence/predict (event_occurrence, h ${SPEED_HORIZON})`, call: predictTarget, seed: 11 },
+    { operation: `pattern projection, POST /lattice/predict (h ${SPEED_HORIZON})`, call: projection, seed: 12 },
+    { operation: 'profile, POST /lattice/profile', call: profile, seed: 13 },
+  ];
+  for (const op of ops) {
+    progress(`[${setup}] speed: ${op.operation}: ${WARMUP} warm-up, ${CALLS} timed`);
+    await timeCalls(WARMUP, subjects, op.seed + 100, op.call);
+    tally.predict.clear();
+    tally.projectionAbstained = 0;
+    tally.projected = 0;
+    tally.segments.clear();
+    const samples = await timeCalls(CALLS, subjects, op.seed, op.call);
+    const s = summarise(samples);
+    const total = samples.reduce((a, b) => a + b, 0);
+    const answered =
+      op.call === predictTarget
+        ? `models: ${[...tally.predict].map(([m, k]) => `${m} ${k}`).join(', ')}`
+        : op.call === projection
+          ? `${tally.projectionAbstained} of ${CALLS} abstained; ${(tally.projected / CALLS).toFixed(2)} predictions per call`
+          : `segments: ${[...tally.segments].sort((a, b) => b[1] - a[1]).map(([m, k]) => `${m} ${k}`).join(', ')}`;
+    rows.push({
+      operation: op.operation,
+      samples,
+      throughput: `${perSecond(CALLS, total).toFixed(0)} calls/s (sequential)`,
+      notes: `${answered}; ${check(s.p95 <= TARGET_P95_MS, `p95 ≤ ${TARGET_P95_MS} ms`)}`,
+    });
+  }
+
+  write(`#### 2. Speed (synthetic: ${thousands(subjects)} customers × ${PURCHASES} purchases)`);
+  write();
+  write(
+    `- Habits: ${HABITS.map((h) => `${Math.round(h.share * 100)}% ${h.habit}${h.perVisit > 1 ? ` (${h.perVisit} items per visit)` : ''}`).join(', ')}, over about the last year. ` +
+      'Latency is measured around app.inject, one call at a time; throughput is calls over their summed latency.',
+  );
+  for (const note of notes) write(`- ${note}`);
+  write();
+  write(
+    markdownTable(
+      ['Operation', 'n', 'p50', 'p95', 'p99', 'Throughput', 'Notes'],
+      rows.map((r) => {
+        const s = r.samples ? summarise(r.samples) : undefined;
+        return [r.operation, String(s?.n ?? r.n ?? '–'), s ? ms(s.p50) : '–', s ? ms(s.p95) : '–', s ? ms(s.p99) : '–', r.throughput ?? '–', r.notes ?? '–'];
+      }),
+      (i) => i >= 1 && i <= 4,
+    ),
+  );
+  write();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
+
+async function runBackend(ctx: Lattice, setup: string, postgres: boolean, purchases: readonly Purchase[], extra: string): Promise<void> {
+  const app = await buildApp(ctx, { logger: false });
+  await app.ready();
+  const subjects = SUBJECTS_OVERRIDE ?? (postgres ? PG_SUBJECTS : PGLITE_SUBJECTS);
+  const started = performance.now();
+  const loadBefore = load();
+  write(`### ${setup}`);
+  write();
+  try {
+    const run: Run = { ctx, app, setup, postgres };
+    await benchQuality(run, purchases);
+    await benchSpeed(run, subjects);
+  } finally {
+    await app.close();
+    write(`${extra}Load average (1 / 5 / 15 min) ${loadBefore} before, ${load()} after this backend's ${seconds(performance.now() - started)} on ${cpus().length} CPU(s).`);
+    write();
+  }
+}
+
+async function main(): Promise<void> {
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const purchases = loadPurchases();
+  try {
+    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
+    else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, purchases, ''));
+    if (process.env.DATABASE_URL) {
+      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
+        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
+        await runBackend(ctx, setup, true, purchases, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
+      });
+    } else progress('DATABASE_URL is not set: skipping the Postgres run');
+  } finally {
+    if (out.length > 0) {
+      process.stdout.write(
+        `\nPrediction benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
+          'Through the HTTP API (app.inject), one enterprise project per part and calibration end.\n\n',
+      );
+      process.stdout.write(`${out.join('\n')}\n`);
+    }
+  }
+}
+
+runBench(main);
