@@ -149,4 +149,14 @@ describe('cadence words', () => {
     expect(cadenceSummary([pattern({ patternKind: 'recurring_event', cadence: { periodDays: 14 } }).metadata])).toBe('every 14 days');
     expect(cadenceSummary([pattern({ patternKind: 'entity_preference' }).metadata])).toBeNull();
   });
+
+  it("rounds a pattern's text, so that re-mining a steady habit leaves it (and its embedding) as it was", () => {
+    const text = (meta: Partial<PatternMeta> & Pick<PatternMeta, 'patternKind'>) => pattern({ eventType: 'gym', ...meta }).summary;
+    expect(text({ patternKind: 'recurring_event', cadence: { periodDays: 7.04 } })).toBe('gym recurs weekly (about every 7 days)');
+    expect(text({ patternKind: 'recurring_event', cadence: { periodDays: 6.9 } })).toBe(text({ patternKind: 'recurring_event', cadence: { periodDays: 7.1 } }));
+    expect(text({ patternKind: 'recurring_event', cadence: { periodDays: 10.3 } })).toBe('gym recurs every 10 days');
+    expect(text({ patternKind: 'time_of_day', cadence: { timeOfDayLocal: '19:06', timezone: 'UTC' } })).toBe('gym usually around 19:00 (UTC)');
+    expect(text({ patternKind: 'time_of_day', cadence: { timeOfDayLocal: '23:53' } })).toBe('gym usually around 00:00 (UTC)');
+    expect(text({ patternKind: 'day_of_week', cadence: { dayOfWeek: 0 } })).toBe('gym mostly on Sundays');
+  });
 });

@@ -114,6 +114,17 @@ export async function readActivity(db: Queryable, projectId: string, subjects: r
   });
 }
 
+/** Activities closer than this to the one before them continue its occurrence (a burst, a session). */
+export const SAME_OCCURRENCE_MS = 3_600_000;
+
+/**
+ * The activities (oldest first) that start an occurrence: more than an hour after the activity
+ * before them. The project-wide summary (summariseProject) counts by the same rule in SQL.
+ */
+export function occurrenceStarts(activities: readonly Activity[]): Activity[] {
+  return activities.filter((a, i) => i === 0 || a.at - activities[i - 1]!.at >= SAME_OCCURRENCE_MS);
+}
+
 /**
  * Whether an activity is of the target type (WIRE.md): its own type (event type, metadata.eventType,
  * attribute key) when it has one, else its category, else a case-insensitive substring of its text.
@@ -148,7 +159,7 @@ export interface SubjectSummary {
 /**
  * Every subject's activity of one type since `since`, summarised (count, first, last, summed amount)
  * in the database: the project-wide input of BG/NBD and of RFM quintiles. Activities within an
- * hour of the subject's previous one are one occurrence, as mining counts them.
+ * hour of the subject's previous one are one occurrence (occurrenceStarts is the same rule).
  */
 export async function summariseProject(db: Queryable, projectId: string, eventType: string | undefined, since: Date, until: Date): Promise<SubjectSummary[]> {
   const { rows } = await db.query<{ subject_kind: string; subject_external_id: string; n: string; first: Date; last: Date; monetary: number | null }>(

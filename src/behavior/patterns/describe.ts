@@ -19,20 +19,35 @@ export function periodWords(periodDays: number): string {
 
 const label = (meta: Pick<PatternMeta, 'eventType'>) => meta.eventType ?? 'activity';
 
+/** "HH:MM" to the nearest quarter hour. */
+function quarterHour(time: string | undefined): string {
+  const [h, m] = (time ?? '00:00').split(':').map(Number);
+  const minutes = (Math.round(((h ?? 0) * 60 + (m ?? 0)) / 15) * 15) % 1440;
+  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/**
+ * A pattern's text (the memory's content). Its numbers are rounded (whole days, quarter hours) so
+ * that re-mining a steady habit leaves the text, and so its embedding, as it was; the metadata
+ * keeps the exact values.
+ */
 export function summarise(meta: PatternMeta): string {
   const what = label(meta);
   const c = meta.cadence ?? {};
   switch (meta.patternKind) {
-    case 'recurring_event':
-      return `${what} recurs ${periodWords(c.periodDays ?? 0)} (about every ${(c.periodDays ?? 0).toFixed(1)} days)`;
+    case 'recurring_event': {
+      const words = periodWords(c.periodDays ?? 0);
+      const days = Math.max(1, Math.round(c.periodDays ?? 0));
+      return words.startsWith('every') ? `${what} recurs ${words}` : `${what} recurs ${words} (about every ${days} day${days === 1 ? '' : 's'})`;
+    }
     case 'day_of_week':
       return `${what} mostly on ${DAYS[c.dayOfWeek ?? 0]}`;
     case 'time_of_day':
-      return `${what} usually around ${c.timeOfDayLocal} (${c.timezone ?? 'UTC'})`;
+      return `${what} usually around ${quarterHour(c.timeOfDayLocal)} (${c.timezone ?? 'UTC'})`;
     case 'entity_preference':
       return `${what}: prefers ${meta.entityExternalIds?.[0] ?? 'one entity'}`;
     case 'declining_engagement':
-      return `${what} declining: the recent rate is ${Math.round((meta.rateRatio ?? 0) * 100)}% of the earlier one`;
+      return `${what} declining: the recent rate is under ${Math.max(10, Math.ceil((meta.rateRatio ?? 0) * 10) * 10)}% of the earlier one`;
     default:
       return `${what}: ${meta.patternKind}`;
   }

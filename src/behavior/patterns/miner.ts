@@ -14,7 +14,7 @@ import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
 import type { MinedPattern, MiningInput } from '../../../workers/behavior/mining.js';
-import { readActivity, type Activity } from '../activity/store.js';
+import { readActivity, type Activity, type SubjectActivity } from '../activity/store.js';
 import { summarise } from './describe.js';
 import type { ExtractReport, PatternMeta } from './schemas.js';
 import * as store from './store.js';
@@ -34,6 +34,12 @@ export interface MineOptions {
 export type MiningTally = Omit<ExtractReport, 'durationMs' | 'errors'>;
 
 const emptyTally = (): MiningTally => ({ contactsProcessed: 0, patternsCreated: 0, patternsRefreshed: 0, patternsDeactivated: 0 });
+
+interface Loaded {
+  subjects: readonly Subject[];
+  activity: SubjectActivity[];
+  existing: store.StoredPattern[];
+}
 
 interface Group {
   /** Lower-cased activity type, '' for untyped activity. */
@@ -64,14 +70,25 @@ export class PatternMiner {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  /** Mines these subjects; a chunk that fails is reported in `errors` and the rest goes on. */
+  /**
+   * Mines these subjects; a chunk that fails is reported in `errors` and the rest goes on. The
+   * next chunk's rows are read while the current one is mined and written (the database and the
+   * pool work side by side).
+   */
   async mine(projectId: string, subjects: readonly Subject[], options: MineOptions): Promise<MiningTally & { errors: NonNullable<ExtractReport['errors']> }> {
     const tally = emptyTally();
     const errors: NonNullable<ExtractReport['errors']> = [];
-    for (let i = 0; i < subjects.length; i += CHUNK) {
-      const chunk = subjects.slice(i, i + CHUNK);
+    const chunks: Subject[][] = [];
+    for (let i = 0; i < subjects.length; i += CHUNK) chunks.push(subjects.slice(i, i + CHUNK));
+    // Settled, so a read that fails while the previous chunk is written is reported, not unhandled.
+    const load = (chunk: readonly Subject[]) => this.load(projectId, chunk, options).then((rows) => ({ rows }), (error: unknown) => ({ error }));
+    let next = chunks.length > 0 ? load(chunks[0]!) : undefined;
+    for (const [i, chunk] of chunks.entries()) {
+      const loaded = await next!;
+      next = i + 1 < chunks.length ? load(chunks[i + 1]!) : undefined;
       try {
-        const counts = await this.mineChunk(projectId, chunk, options);
+        if ('error' in loaded) throw loaded.error;
+        const counts = await this.mineChunk(projectId, loaded.rows, options);
         tally.contactsProcessed += counts.contactsProcessed;
         tally.patternsCreated += counts.patternsCreated;
         tally.patternsRefreshed += counts.patternsRefreshed;
@@ -85,9 +102,13 @@ export class PatternMiner {
     return { ...tally, errors };
   }
 
-  private async mineChunk(projectId: string, subjects: readonly Subject[], { windowDays, timezone, now }: MineOptions): Promise<MiningTally> {
+  private async load(projectId: string, subjects: readonly Subject[], { windowDays, now }: MineOptions): Promise<Loaded> {
     const since = new Date(now.getTime() - windowDays * DAY_MS);
     const [activity, existing] = await Promise.all([readActivity(this.db, projectId, subjects, since, now), store.patternsOf(this.db, projectId, subjects)]);
+    return { subjects, activity, existing };
+  }
+
+  private async mineChunk(projectId: string, { subjects, activity, existing }: Loaded, { timezone, now }: MineOptions): Promise<MiningTally> {
     const jobs: { subject: Subject; group: Group }[] = [];
     for (const { subject, activities } of activity) for (const group of groupsOf(activities)) jobs.push({ subject, group });
     const inputs: MiningInput[] = jobs.map(({ group }) => ({

@@ -14,25 +14,18 @@ import type { Db } from '../../platform/db.js';
 import { newId } from '../../platform/ids.js';
 import { forecastOccurrence } from '../../../workers/behavior/bgnbd.js';
 import { anomaly, ewmaLevel, isAbstention, nextEvent, occurrenceFromRate } from '../../../workers/behavior/targets.js';
-import { matchesType, readActivity, type Activity } from '../activity/store.js';
+import { matchesType, occurrenceStarts, readActivity, type Activity } from '../activity/store.js';
 import type { ProjectModels } from '../models.js';
 import { HORIZON, LOOKBACK, type Target, type TargetPrediction } from './schemas.js';
 import { recordPrediction } from './store.js';
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 /** Evidence ids answered, at most (the most recent). */
 const MAX_EVIDENCE = 50;
 
 export const clamp = (value: number | undefined, fallback: number, min: number, max: number): number =>
   value === undefined || !Number.isFinite(value) ? fallback : Math.min(max, Math.max(min, value));
 
-/** Activities within an hour of the previous kept one are one occurrence (as mining counts them). */
-function occurrences(activities: readonly Activity[]): Activity[] {
-  const out: Activity[] = [];
-  for (const a of activities) if (out.length === 0 || a.at - out.at(-1)!.at >= HOUR_MS) out.push(a);
-  return out;
-}
 
 const evidence = (activities: readonly Activity[]) => activities.slice(-MAX_EVIDENCE).reverse().map((a) => a.id);
 const days = (ms: number) => (ms / DAY_MS).toFixed(1);
@@ -125,15 +118,17 @@ export class TargetPredictor {
 
   private async occurrence(projectId: string, all: readonly Activity[], eventType: string | undefined, h: number, lookbackDays: number, now: Date): Promise<Outcome> {
     if (all.length === 0) return { abstain: `insufficient_signal: no activity for this subject in the last ${lookbackDays} days`, evidenceMemoryIds: [] };
-    const matched = occurrences(all.filter((a) => matchesType(a, eventType)));
-    const ids = evidence(matched);
+    const ofType = all.filter((a) => matchesType(a, eventType));
+    const matched = occurrenceStarts(ofType);
+    const ids = evidence(ofType);
     const what = eventType === undefined ? 'any activity' : `"${eventType}"`;
     const model = await this.models.bgnbd(projectId, eventType, lookbackDays, now);
     const fit = model.params;
     if (fit.usable && fit.params && matched.length > 0) {
       const first = matched[0]!.at;
       const x = matched.length - 1;
-      const tx = (matched.at(-1)!.at - first) / DAY_MS;
+      // As the project-wide summary has it: the count of occurrences, the time of the last activity.
+      const tx = (ofType.at(-1)!.at - first) / DAY_MS;
       const T = (now.getTime() - first) / DAY_MS;
       const p = fit.params;
       const f = forecastOccurrence(p, x, tx, T, h);
@@ -149,7 +144,7 @@ export class TargetPredictor {
           explanation:
             `BG/NBD (Fader, Hardie and Lee 2005) fitted on ${fit.subjects} subjects of this project with ${what} in the last ${lookbackDays} days ` +
             `(r ${p.r.toFixed(3)}, alpha ${p.alpha.toFixed(3)}, a ${p.a.toFixed(3)}, b ${p.b.toFixed(3)}): ${matched.length} occurrence(s), ` +
-            `the last ${days(now.getTime() - matched.at(-1)!.at)} days ago; P(still active) ${f.alive.toFixed(3)}; expected ${f.expected.toFixed(2)} in ${h} days.`,
+            `the last ${days(now.getTime() - ofType.at(-1)!.at)} days ago; P(still active) ${f.alive.toFixed(3)}; expected ${f.expected.toFixed(2)} in ${h} days.`,
           evidenceMemoryIds: ids,
           model: 'bgnbd',
         },
@@ -179,7 +174,7 @@ export class TargetPredictor {
   }
 
   private eventTime(all: readonly Activity[], eventType: string | undefined, now: Date): Outcome {
-    const matched = occurrences(all.filter((a) => matchesType(a, eventType)));
+    const matched = occurrenceStarts(all.filter((a) => matchesType(a, eventType)));
     const ids = evidence(matched);
     const next = nextEvent(Float64Array.from(matched, (a) => a.at), now.getTime());
     if (isAbstention(next)) return { abstain: next.reason, evidenceMemoryIds: ids };

@@ -4,7 +4,7 @@
 // cadence its patterns describe, and the risks that are active now.
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
-import { readActivity, type Activity } from '../activity/store.js';
+import { occurrenceStarts, readActivity, type Activity } from '../activity/store.js';
 import { quintileScore, type ProjectModels } from '../models.js';
 import { cadenceSummary } from '../patterns/describe.js';
 import type { PatternRecord } from '../patterns/schemas.js';
@@ -12,7 +12,6 @@ import { activePatterns } from '../patterns/store.js';
 import type { Profile, RfmSegment } from './schemas.js';
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 export const RFM_LOOKBACK_DAYS = 365;
 
 /**
@@ -31,15 +30,6 @@ export function segmentOf(r: number, f: number): RfmSegment {
   return r === 2 ? 'hibernating' : 'lost';
 }
 
-function occurrenceCount(activities: readonly Activity[]): number {
-  let count = 0;
-  let last = -Infinity;
-  for (const a of activities) {
-    if (a.at - last >= HOUR_MS) count++;
-    if (a.at - last >= HOUR_MS) last = a.at;
-  }
-  return count;
-}
 
 function topEntityOf(patterns: readonly PatternRecord[], activities: readonly Activity[]): string | null {
   const preferred = [...patterns].filter((p) => p.metadata.patternKind === 'entity_preference').sort((a, b) => b.confidence - a.confidence)[0];
@@ -93,7 +83,7 @@ export class Profiler {
       this.models.rfm(projectId, RFM_LOOKBACK_DAYS, now),
     ]);
     const activities = read[0]!.activities;
-    const count = occurrenceCount(activities);
+    const count = occurrenceStarts(activities).length;
     const last = activities.at(-1)?.at;
     const amounts = activities.flatMap((a) => (a.amount === null ? [] : [a.amount]));
     const monetary = amounts.length === 0 ? null : amounts.reduce((s, v) => s + v, 0);
