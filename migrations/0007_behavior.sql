@@ -8,6 +8,12 @@
 CREATE INDEX memories_activity ON memories (project_id, subject_kind, subject_external_id, valid_from)
   WHERE subject_kind IS NOT NULL AND (type = 'event' OR metadata ? 'eventType') AND type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight');
 
+-- Events that are activity (not the engine's own), read project-wide by time (the BG/NBD and RFM
+-- summaries): a project's typed observations append as many typed.observation events, which this
+-- leaves out.
+CREATE INDEX events_activity ON events (project_id, occurred_at)
+  WHERE subject_kind IS NOT NULL AND event_type NOT IN ('typed.observation', 'prediction.imminent', 'segment.changed', 'pattern.emerged');
+
 -- A mined pattern's identity (kind and activity type): re-mining refreshes the row that holds it.
 ALTER TABLE memories ADD COLUMN pattern_key text;
 CREATE UNIQUE INDEX memories_pattern_key ON memories (project_id, subject_kind, subject_external_id, pattern_key) WHERE pattern_key IS NOT NULL;

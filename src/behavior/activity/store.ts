@@ -9,6 +9,9 @@ import type { Queryable } from '../../platform/db.js';
 /** Event types the engine appends itself: not the subject's activity. */
 export const ENGINE_EVENT_TYPES = ['typed.observation', 'prediction.imminent', 'segment.changed', 'pattern.emerged'] as const;
 
+/** The predicate of migrations/0007's events_activity index, repeated verbatim so the planner uses it. */
+const ACTIVITY_EVENT = `e.subject_kind IS NOT NULL AND e.event_type NOT IN (${ENGINE_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`;
+
 /** The predicate of migrations/0007's memories_activity index, repeated verbatim so the planner uses it. */
 const ACTIVITY_MEMORY = `m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType') AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight')`;
 
@@ -81,14 +84,14 @@ export async function readActivity(db: Queryable, projectId: string, subjects: r
      SELECT e.subject_kind, e.subject_external_id, e.id, 'event', e.event_type, NULL, NULL, e.occurred_at,
             NULL, ${amountOf('e.payload')}, ${entityOf('e.payload')}
        FROM s JOIN events e ON e.project_id = $1 AND e.subject_kind = s.kind AND e.subject_external_id = s.ext
-      WHERE e.event_type <> ALL ($6::text[]) AND e.occurred_at >= $4 AND e.occurred_at < $5
+      WHERE ${ACTIVITY_EVENT} AND e.occurred_at >= $4 AND e.occurred_at < $5
      UNION ALL
      SELECT o.subject_kind, o.subject_external_id, o.id, 'observation', o.attribute_key, NULL, NULL, o.observed_at,
             o.value_numeric, ${OBSERVATION_AMOUNT}, o.value_text
        FROM s JOIN typed_observations o ON o.project_id = $1 AND o.subject_kind = s.kind AND o.subject_external_id = s.ext
        LEFT JOIN typed_attributes ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
       WHERE o.status = 'accepted' AND o.observed_at >= $4 AND o.observed_at < $5`,
-    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), since, until, ENGINE_EVENT_TYPES],
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), since, until],
   );
   const bySubject = new Map<string, Activity[]>();
   for (const r of rows) {
@@ -171,7 +174,7 @@ export async function summariseProject(db: Queryable, projectId: string, eventTy
        UNION ALL
        SELECT e.subject_kind, e.subject_external_id, e.event_type, NULL, NULL, e.occurred_at, ${amountOf('e.payload')}
          FROM events e
-        WHERE e.project_id = $1 AND e.subject_kind IS NOT NULL AND e.event_type <> ALL ($5::text[]) AND e.occurred_at >= $3 AND e.occurred_at < $4
+        WHERE e.project_id = $1 AND ${ACTIVITY_EVENT} AND e.occurred_at >= $3 AND e.occurred_at < $4
        UNION ALL
        SELECT o.subject_kind, o.subject_external_id, o.attribute_key, NULL, NULL, o.observed_at, ${OBSERVATION_AMOUNT}
          FROM typed_observations o
@@ -186,7 +189,7 @@ export async function summariseProject(db: Queryable, projectId: string, eventTy
             count(*) FILTER (WHERE gap IS NULL OR gap >= interval '1 hour') AS n,
             min(at) AS first, max(at) AS last, sum(value) AS monetary
        FROM t GROUP BY subject_kind, subject_external_id`,
-    [projectId, eventType ?? null, since, until, ENGINE_EVENT_TYPES],
+    [projectId, eventType ?? null, since, until],
   );
   return rows.map((r) => ({
     subject: { kind: r.subject_kind, externalId: r.subject_external_id },
