@@ -24,11 +24,16 @@
 //      mining of the whole project, POST /lattice/patterns/extract {windowDays: 365} (subjects/s);
 //      then, once the pattern memories are embedded (so no background embedding competes), the
 //      latency of the declared-target predict (event_occurrence, horizon 30; its first call fits
-//      BG/NBD over the project and is timed on its own), of pattern projection (/lattice/predict) and
-//      of the profile (/lattice/profile; its first call computes the RFM cut points), 300 random
-//      subjects each after 20 warm-up calls. Latency is measured around app.inject: routing, auth,
-//      rate limiting, metering and JSON included, no socket.
-//   TODO context: context bundles are not built yet; time them here once they are.
+//      BG/NBD over the project and is timed on its own), of pattern projection (/lattice/predict), of
+//      the profile (/lattice/profile; its first call computes the RFM cut points) and of the context
+//      bundle (/lattice/context {maxTokens: 2000}: the mean tokensEstimate, and how many answers are
+//      over 2,000 tokens, which must be none), 300 random subjects each after 20 warm-up calls.
+//      Latency is measured around app.inject: routing, auth, rate limiting, metering and JSON
+//      included, no socket. Targets: p95 <= 50 ms; the context bundle, p95 <= 100 ms. Last, the
+//      wall time of one POST /lattice/context/batch {maxTokens: 2000} for 500 distinct random
+//      subjects (all of them when the project has fewer), three calls with fresh draws, target
+//      <= 10 s each; every answer must hold one bundle per subject in request order (externalIds
+//      compared), none over 2,000 tokens.
 //
 // Run after a build (the worker pool loads dist/workers/index.js):
 //   npm run bench:predict
@@ -87,6 +92,11 @@ const MINING_WINDOW_DAYS = 365;
 const SPEED_HORIZON = 30;
 const TARGET_MINING_PER_SECOND = 200;
 const TARGET_P95_MS = 50;
+const CONTEXT_MAX_TOKENS = 2000;
+const TARGET_CONTEXT_P95_MS = 100;
+const CONTEXT_BATCH = 500;
+const CONTEXT_BATCH_RUNS = 3;
+const TARGET_CONTEXT_BATCH_MS = 10_000;
 
 const log = createLogger('warn');
 const out: string[] = [];
@@ -119,6 +129,11 @@ interface ProjectionAnswer {
 }
 interface ProfileAnswer {
   rfmSegment: string | null;
+}
+interface ContextAnswer {
+  subject: { kind: string; externalId: string };
+  tokensEstimate: number;
+  truncated: string[];
 }
 
 class HttpError extends Error {
@@ -557,7 +572,7 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
   }
 
   // Latency: the first calls fit project models, then warm-up, then CALLS random subjects each.
-  const tally = { predict: new Map<string, number>(), projectionAbstained: 0, projected: 0, segments: new Map<string, number>() };
+  const tally = { predict: new Map<string, number>(), projectionAbstained: 0, projected: 0, segments: new Map<string, number>(), tokens: [] as number[], truncated: 0 };
   const predictTarget = async (externalId: string) => {
     const answer = await client.post<TargetAnswer>('/memory-intelligence/predict', { subject: subject(externalId), horizonDays: SPEED_HORIZON, target: purchaseTarget() });
     const model = answer.targetPrediction.model ?? 'abstained';
@@ -572,6 +587,15 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
     const answer = await client.post<ProfileAnswer>('/lattice/profile', { subject: subject(externalId) });
     tally.segments.set(answer.rfmSegment ?? 'null', (tally.segments.get(answer.rfmSegment ?? 'null') ?? 0) + 1);
   };
+  const context = async (externalId: string) => {
+    const answer = await client.post<ContextAnswer>('/lattice/context', { subject: subject(externalId), maxTokens: CONTEXT_MAX_TOKENS });
+    tally.tokens.push(answer.tokensEstimate);
+    if (answer.truncated.length > 0) tally.truncated++;
+  };
+  const tokensText = (tokens: readonly number[]) => {
+    const over = tokens.filter((t) => !(t <= CONTEXT_MAX_TOKENS)).length;
+    return `mean tokensEstimate ${(tokens.reduce((a, b) => a + b, 0) / Math.max(1, tokens.length)).toFixed(0)}, max ${Math.max(...tokens)}; ${check(over === 0, `${over} over ${thousands(CONTEXT_MAX_TOKENS)}`)}`;
+  };
 
   for (const [operation, call] of [
     [`declared-target predict, first call (fits BG/NBD over ${thousands(subjects)} subjects)`, predictTarget],
@@ -585,6 +609,7 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
     { operation: `declared-target predict, POST /memory-intelligence/predict (event_occurrence, h ${SPEED_HORIZON})`, call: predictTarget, seed: 11 },
     { operation: `pattern projection, POST /lattice/predict (h ${SPEED_HORIZON})`, call: projection, seed: 12 },
     { operation: 'profile, POST /lattice/profile', call: profile, seed: 13 },
+    { operation: `context bundle, POST /lattice/context {maxTokens: ${CONTEXT_MAX_TOKENS}}`, call: context, seed: 14, targetMs: TARGET_CONTEXT_P95_MS },
   ];
   for (const op of ops) {
     progress(`[${setup}] speed: ${op.operation}: ${WARMUP} warm-up, ${CALLS} timed`);
@@ -593,6 +618,8 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
     tally.projectionAbstained = 0;
     tally.projected = 0;
     tally.segments.clear();
+    tally.tokens = [];
+    tally.truncated = 0;
     const samples = await timeCalls(CALLS, subjects, op.seed, op.call);
     const s = summarise(samples);
     const total = samples.reduce((a, b) => a + b, 0);
@@ -601,14 +628,66 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
         ? `models: ${[...tally.predict].map(([m, k]) => `${m} ${k}`).join(', ')}`
         : op.call === projection
           ? `${tally.projectionAbstained} of ${CALLS} abstained; ${(tally.projected / CALLS).toFixed(2)} predictions per call`
-          : `segments: ${[...tally.segments].sort((a, b) => b[1] - a[1]).map(([m, k]) => `${m} ${k}`).join(', ')}`;
+          : op.call === profile
+            ? `segments: ${[...tally.segments].sort((a, b) => b[1] - a[1]).map(([m, k]) => `${m} ${k}`).join(', ')}`
+            : `${tokensText(tally.tokens)}; ${tally.truncated} of ${CALLS} truncated`;
+    const targetMs = op.targetMs ?? TARGET_P95_MS;
     rows.push({
       operation: op.operation,
       samples,
       throughput: `${perSecond(CALLS, total).toFixed(0)} calls/s (sequential)`,
-      notes: `${answered}; ${check(s.p95 <= TARGET_P95_MS, `p95 ≤ ${TARGET_P95_MS} ms`)}`,
+      notes: `${answered}; ${check(s.p95 <= targetMs, `p95 ≤ ${targetMs} ms`)}`,
     });
   }
+
+  // Context batches: distinct random subjects (a fresh draw per call), one awaited call each.
+  const batchSize = Math.min(CONTEXT_BATCH, subjects);
+  const batchOperation = `context batch, POST /lattice/context/batch {${batchSize} subjects, maxTokens: ${CONTEXT_MAX_TOKENS}}, wall time of one call`;
+  const wallMs: number[] = [];
+  const batchTokens: number[] = [];
+  const batchFaults: string[] = [];
+  let batchTruncated = 0;
+  for (let k = 0; k < CONTEXT_BATCH_RUNS; k++) {
+    const random = mulberry32(21 + k);
+    const pool = Array.from({ length: subjects }, (_, i) => i);
+    for (let i = 0; i < batchSize; i++) {
+      const j = i + Math.floor(random() * (subjects - i));
+      [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+    }
+    const ids = pool.slice(0, batchSize).map(subjectId);
+    progress(`[${setup}] speed: ${batchOperation}, call ${k + 1} of ${CONTEXT_BATCH_RUNS}`);
+    const started = performance.now();
+    try {
+      const { bundles } = await client.post<{ bundles: ContextAnswer[] }>('/lattice/context/batch', { subjects: ids.map(subject), maxTokens: CONTEXT_MAX_TOKENS });
+      wallMs.push(performance.now() - started);
+      const misplaced = ids.filter((id, i) => bundles[i]?.subject.kind !== KIND || bundles[i]?.subject.externalId !== id).length;
+      if (bundles.length !== batchSize || misplaced > 0) batchFaults.push(`call ${k + 1}: ${bundles.length} bundles, ${misplaced} not in request order`);
+      for (const b of bundles) {
+        batchTokens.push(b.tokensEstimate);
+        if (b.truncated.length > 0) batchTruncated++;
+      }
+    } catch (error) {
+      batchFaults.push(`call ${k + 1} failed after ${seconds(performance.now() - started)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const batchWall = wallMs.length > 0 ? summarise(wallMs) : undefined;
+  rows.push({
+    operation: batchOperation,
+    samples: wallMs.length > 0 ? wallMs : undefined,
+    n: CONTEXT_BATCH_RUNS,
+    throughput: batchWall ? `${thousands(perSecond(batchSize, batchWall.p50))} bundles/s (median call)` : undefined,
+    notes: [
+      wallMs.length > 0 ? `calls ${wallMs.map(seconds).join(', ')}` : undefined,
+      batchFaults.length === 0
+        ? check(true, `${batchSize} bundles in request order in each of ${CONTEXT_BATCH_RUNS} calls`)
+        : check(false, batchFaults.join('; ')),
+      batchTokens.length > 0 ? `${tokensText(batchTokens)}; ${batchTruncated} of ${batchTokens.length} truncated` : undefined,
+      check(wallMs.length === CONTEXT_BATCH_RUNS && Math.max(...wallMs) <= TARGET_CONTEXT_BATCH_MS, `every call ≤ ${seconds(TARGET_CONTEXT_BATCH_MS)}`),
+    ]
+      .filter((x) => x !== undefined)
+      .join('; '),
+  });
+  if (batchSize < CONTEXT_BATCH) notes.push(`The project has ${thousands(subjects)} customers: the context batch takes all of them, not ${CONTEXT_BATCH}.`);
 
   write(`#### 2. Speed (synthetic: ${thousands(subjects)} customers × ${PURCHASES} purchases)`);
   write();

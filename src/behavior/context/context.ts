@@ -8,16 +8,13 @@
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
-import { readActivity } from '../activity/store.js';
 import { activePatterns } from '../patterns/store.js';
 import { project } from '../predict/projection.js';
 import type { Profiler } from '../profile/profile.js';
 import { CONTEXT_LIMITS, SECTIONS, type Bundle, type ContextOptions, type Section } from './schemas.js';
 import { subjectMemories } from './store.js';
 
-const DAY_MS = 86_400_000;
 const PREDICTION_HORIZON_DAYS = 30;
-const OBSERVATION_LOOKBACK_DAYS = 365;
 /** Source ids shown on a pattern or prediction (the most recent): ids are token-expensive; the pattern's own record has them all. */
 const IDS_PER_ITEM = 3;
 
@@ -52,15 +49,16 @@ export class ContextBuilder {
     const include = new Set<Section>(options.include ?? SECTIONS);
     const excluded = new Set((options.excludeCategories ?? []).map((c) => c.toLowerCase()));
     const keep = (type: string | null | undefined) => type == null || !excluded.has(type.toLowerCase());
-    const wantPatterns = include.has('patterns') || include.has('predictions');
-    const [profile, patterns, memories, activity] = await Promise.all([
-      include.has('profile') ? this.profiler.profile(projectId, subject, now) : undefined,
+    const wantPatterns = include.has('patterns') || include.has('predictions') || include.has('profile');
+    // One read of each kind serves every section (the profile's lookback is the observations' too).
+    const [patterns, memories, activities] = await Promise.all([
       wantPatterns ? activePatterns(this.db, projectId, subject) : [],
       include.has('memories') || include.has('observations')
         ? subjectMemories(this.db, projectId, subject, { limit: Math.max(options.memoryLimit ?? 10, include.has('observations') ? 20 : 0), excludeCategories: [...excluded] })
         : [],
-      include.has('observations') ? readActivity(this.db, projectId, [subject], new Date(now.getTime() - OBSERVATION_LOOKBACK_DAYS * DAY_MS), now) : undefined,
+      include.has('observations') || include.has('profile') ? this.profiler.activity(projectId, subject, now) : [],
     ]);
+    const profile = include.has('profile') ? await this.profiler.profileOf(projectId, subject, patterns, activities, now) : undefined;
     const kept = patterns.filter((p) => keep(p.metadata.eventType));
     const items: Items = { profile: [], patterns: [], predictions: [], memories: [], observations: [] };
     if (profile && (profile.activityCount > 0 || profile.contributingPatternIds.length > 0)) {
@@ -94,7 +92,7 @@ export class ContextBuilder {
         .map((m) => ({ id: m.id, content: m.content, proofCount: Math.max(1, m.sourceMemoryIds.length), sourceMemoryIds: m.sourceMemoryIds.length ? m.sourceMemoryIds : [m.id], created: m.created }));
       // The latest reading of each typed attribute, with how many readings stand behind it.
       const readings = new Map<string, { id: string; value: number; at: number; n: number; sum: number }>();
-      for (const a of activity?.[0]?.activities ?? []) {
+      for (const a of activities) {
         if (a.source !== 'observation' || a.value === null || a.eventType === null || !keep(a.eventType)) continue;
         const r = readings.get(a.eventType) ?? { id: a.id, value: a.value, at: a.at, n: 0, sum: 0 };
         r.n++;

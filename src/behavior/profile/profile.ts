@@ -76,13 +76,18 @@ export class Profiler {
 
   async profile(projectId: string, subject: Subject, now = new Date()): Promise<Profile> {
     const started = performance.now();
-    const since = new Date(now.getTime() - RFM_LOOKBACK_DAYS * DAY_MS);
-    const [patterns, read, rfm] = await Promise.all([
-      activePatterns(this.db, projectId, subject),
-      readActivity(this.db, projectId, [subject], since, now),
-      this.models.rfm(projectId, RFM_LOOKBACK_DAYS, now),
-    ]);
-    const activities = read[0]!.activities;
+    const [patterns, activities] = await Promise.all([activePatterns(this.db, projectId, subject), this.activity(projectId, subject, now)]);
+    return this.profileOf(projectId, subject, patterns, activities, now, started);
+  }
+
+  /** The subject's activity over the profile's lookback (a caller that also needs it reads it once). */
+  async activity(projectId: string, subject: Subject, now: Date): Promise<Activity[]> {
+    return (await readActivity(this.db, projectId, [subject], new Date(now.getTime() - RFM_LOOKBACK_DAYS * DAY_MS), now))[0]!.activities;
+  }
+
+  /** The profile from the subject's active patterns and its activity over the last 365 days. */
+  async profileOf(projectId: string, subject: Subject, patterns: readonly PatternRecord[], activities: readonly Activity[], now: Date, started = performance.now()): Promise<Profile> {
+    const rfm = await this.models.rfm(projectId, RFM_LOOKBACK_DAYS, now);
     const count = occurrenceStarts(activities).length;
     const last = activities.at(-1)?.at;
     const amounts = activities.flatMap((a) => (a.amount === null ? [] : [a.amount]));
