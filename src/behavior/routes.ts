@@ -46,7 +46,8 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
           "Reads activity (events, activity memories: type event or with metadata.eventType, and typed observations) of the last `windowDays` days, per activity type, and mines recurring_event, day_of_week, time_of_day, entity_preference and declining_engagement patterns. " +
           'Patterns are behavior_pattern memories: a pattern found again is refreshed in place (same id), one that no longer holds is deactivated (metadata.active false), a new one is created and announced as a pattern.emerged event. ' +
           'With `subject` or `contactId` one subject is mined (contactId matches the externalId of subjects of any kind); with neither, every subject with activity in the window, as a job the call awaits (503 JOB_TIMEOUT past the request timeout; the job still completes). ' +
-          'Mining also runs by itself: for a subject, once its new activity has been quiet for BEHAVIOR_MINING_DEBOUNCE_MS (default 30 s, at most BEHAVIOR_MINING_MAX_WAIT_MS, default 5 min, after the first), and nightly for every subject with active patterns.',
+          'A pattern found over a longer window than this call\'s is not deactivated by it (a monthly habit needs months to show). ' +
+          'Mining also runs by itself, over the last 365 days: for a subject, once its new activity has been quiet for BEHAVIOR_MINING_DEBOUNCE_MS (default 30 s, at most BEHAVIOR_MINING_MAX_WAIT_MS, default 5 min, after the first), and nightly for every subject with active patterns.',
         body: ExtractBodySchema,
         response: { 200: ExtractReportSchema },
       },

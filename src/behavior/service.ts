@@ -24,6 +24,8 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Subjects taken off the mining queue per run of the job. */
 const DUE_BATCH = 2000;
+/** The window of the mining Lattice does by itself (after new activity, nightly): long enough for monthly habits. */
+export const AUTO_MINING_WINDOW_DAYS = 365;
 
 export type BehaviorJobs = {
   /** Mines the given subjects, or every subject with activity in the window. */
@@ -96,7 +98,7 @@ export class BehaviorService {
     const due = await patterns.claimDueSubjects(this.db, new Date(now.getTime() - this.config.miningDebounceMs), new Date(now.getTime() - this.config.miningMaxWaitMs), DUE_BATCH);
     let mined = 0;
     for (const [projectId, subjects] of due) {
-      const { errors } = await this.miner.mine(projectId, subjects, { windowDays: 90, timezone: 'UTC', now });
+      const { errors } = await this.miner.mine(projectId, subjects, { windowDays: AUTO_MINING_WINDOW_DAYS, timezone: 'UTC', now });
       const failed = new Set(errors.map((e) => e.contactId));
       if (failed.size > 0) await patterns.requeueSubjects(this.db, projectId, subjects.filter((s) => failed.has(s.externalId)));
       mined += subjects.length - failed.size;
@@ -108,7 +110,7 @@ export class BehaviorService {
     let mined = 0;
     for (const projectId of await patterns.projectsWithPatterns(this.db)) {
       const subjects = await patterns.subjectsWithActivePatterns(this.db, projectId);
-      await this.miner.mine(projectId, subjects, { windowDays: 90, timezone: 'UTC', now });
+      await this.miner.mine(projectId, subjects, { windowDays: AUTO_MINING_WINDOW_DAYS, timezone: 'UTC', now });
       mined += subjects.length;
     }
     return mined;

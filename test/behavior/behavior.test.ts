@@ -102,6 +102,18 @@ describe('behaviour intelligence', () => {
       expect(later.patternsDeactivated).toBeGreaterThanOrEqual(1);
     });
 
+    it('leaves a monthly habit found over a year alone when a 90-day look cannot see it', async () => {
+      const monthly = { kind: 'customer', externalId: 'c-month' };
+      const last = Date.now() - 5 * DAY;
+      await saveEvents(a.projectId, monthly, Array.from({ length: 8 }, (_, i) => new Date(last - (7 - i) * 30 * DAY)), 'rent');
+      const wide = (await h.call('POST', a.projectId, '/lattice/patterns/extract', { body: { subject: monthly, windowDays: 365 } })).json();
+      expect(wide.patternsCreated).toBeGreaterThanOrEqual(1);
+      const narrow = (await h.call('POST', a.projectId, '/lattice/patterns/extract', { body: { subject: monthly, windowDays: 90 } })).json();
+      expect(narrow.patternsDeactivated).toBe(0);
+      const data = (await h.call('GET', a.projectId, `/lattice/contacts/${monthly.externalId}/patterns`)).json().data;
+      expect(data.find((p: { metadata: { patternKind: string } }) => p.metadata.patternKind === 'recurring_event')).toMatchObject({ active: true, metadata: { cadence: { periodDays: 30 } } });
+    });
+
     it('mines typed observations and events as activity too, by their type', async () => {
       await h.call('POST', a.projectId, '/memory-typed/attributes', { body: { attributeKey: 'order', dataType: 'numeric', unit: 'USD' } });
       const shopper = { kind: 'customer', externalId: 'c-shop' };

@@ -108,7 +108,7 @@ export class PatternMiner {
     return { subjects, activity, existing };
   }
 
-  private async mineChunk(projectId: string, { subjects, activity, existing }: Loaded, { timezone, now }: MineOptions): Promise<MiningTally> {
+  private async mineChunk(projectId: string, { subjects, activity, existing }: Loaded, { timezone, now, windowDays }: MineOptions): Promise<MiningTally> {
     const jobs: { subject: Subject; group: Group }[] = [];
     for (const { subject, activities } of activity) for (const group of groupsOf(activities)) jobs.push({ subject, group });
     const inputs: MiningInput[] = jobs.map(({ group }) => ({
@@ -135,6 +135,9 @@ export class PatternMiner {
     let deactivated = 0;
     for (const [id, p] of stored) {
       if (seen.has(id) || !p.record.active) continue;
+      // A narrower look does not retire what a wider one found (a monthly habit needs months to
+      // show): only a window at least as long as the pattern's own can say it no longer holds.
+      if (p.record.metadata.observationWindowDays > windowDays) continue;
       deactivated++;
       rows.push({
         key: p.key,
