@@ -27,12 +27,12 @@ export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'project
 
 export function createBehaviorModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
-  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
+  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
 ): DomainModule<BehaviorApi, BehaviorJobs> {
   const { config, db, log, pool } = runtime;
-  const models = new ProjectModels(db, pool, log);
+  const models = new ProjectModels(db, pool, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), log);
   const miner = new PatternMiner(db, pool, deps.memory, deps.events, log);
-  const behavior = new BehaviorService(db, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), miner, models, deps.events, config, log);
+  const behavior = new BehaviorService(db, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), miner, deps.events, config);
   const predictor = new TargetPredictor(db, models);
   const profiler = new Profiler(db, models);
   const context = new ContextBuilder(db, pool, profiler);
@@ -46,7 +46,7 @@ export function createBehaviorModule(
     },
     routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy }),
     schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema],
-    jobs: behaviorJobs(behavior, context),
+    jobs: behaviorJobs(behavior, context, models),
     schedules: [
       // Subjects whose activity changed are mined once quiet (the debounce).
       { id: 'behavior.mine-due', job: 'behavior.mine-due', payload: {}, everyMs: 10_000 },

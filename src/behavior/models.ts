@@ -2,25 +2,39 @@
 // repeat-event model per activity type and lookback (Fader, Hardie and Lee 2005; fitted by maximum
 // likelihood in the worker pool, workers/behavior/bgnbd.ts), and the RFM quintile cut points that
 // score a subject's recency, frequency and monetary value against the project's other subjects.
-// A cached model older than its freshness is still answered while a refit runs in the background,
-// so the project's growth reaches the model without any caller waiting for it; only the first call
-// for a model waits for its fit (and concurrent first calls share one fit).
+//
+// Fitting reads the whole project (seconds on a large one), so it is a job (`behavior.fit-model`),
+// deduplicated across processes by its job id, and never on a request's path once a model exists:
+// a cached model older than its freshness is answered while the job refits it. A BG/NBD fit that
+// does not exist yet is not waited for either (a caller may ask for any activity type and
+// lookback): the caller answers from the subject's own rate meanwhile, and says so. The RFM cut
+// points, one set per project, are computed on the first profile's path.
+import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db.js';
 import type { WorkerPool } from '../platform/pool.js';
+import type { DomainQueue } from '../platform/queue.js';
 import type { BgnbdParams } from '../../workers/behavior/bgnbd.js';
 import { quantile } from '../../workers/behavior/stats.js';
 import { summariseProject } from './activity/store.js';
 import { readModel, writeModel, type CachedModel } from './predict/store.js';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /** Subjects with the activity needed before BG/NBD answers; fewer, and the subject's own rate does. */
 export const BGNBD_MIN_SUBJECTS = 50;
 /** A BG/NBD fit older than this is refitted in the background. */
-const BGNBD_FRESH_MS = 6 * 3_600_000;
+const BGNBD_FRESH_MS = 6 * HOUR_MS;
 /** RFM cut points older than this are recomputed in the background. */
-const RFM_FRESH_MS = 3_600_000;
+const RFM_FRESH_MS = HOUR_MS;
+
+export type ModelKind = 'bgnbd' | 'rfm';
+
+export type ModelJobs = {
+  /** Fits one project model and caches it. */
+  'behavior.fit-model': { payload: { projectId: string; model: ModelKind; key: string }; result: { subjects: number } };
+};
 
 export interface BgnbdModel {
   /** False when too few subjects had the activity, or the fit gave no finite estimate. */
@@ -28,67 +42,76 @@ export interface BgnbdModel {
   /** Whether the optimiser met its tolerance (false on a boundary ridge, see fitBgnbd). */
   converged?: boolean;
   params: BgnbdParams | null;
-  /** Subjects with at least one event of the type in the lookback. */
-  subjects: number;
   logLikelihood: number | null;
 }
 
 export interface RfmModel {
-  subjects: number;
   /** The 20/40/60/80% cut points of days since the last activity, of occurrences, of summed amounts (null: no subject has amounts). */
   recency: number[];
   frequency: number[];
   monetary: number[] | null;
 }
 
+const bgnbdKey = (eventType: string | undefined, lookbackDays: number) => `${(eventType ?? '').toLowerCase()}|${lookbackDays}`;
+
 export class ProjectModels {
-  private readonly fits = new Map<string, Promise<CachedModel<unknown>>>();
+  /** The first RFM fit of a project, shared by the profiles that wait for it in this process. */
+  private readonly firstRfm = new Map<string, Promise<CachedModel<RfmModel>>>();
 
   constructor(
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
+    private readonly queue: DomainQueue<ModelJobs>,
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  bgnbd(projectId: string, eventType: string | undefined, lookbackDays: number, now: Date): Promise<CachedModel<BgnbdModel>> {
-    const key = `${(eventType ?? '').toLowerCase()}|${lookbackDays}`;
-    return this.cached(projectId, 'bgnbd', key, BGNBD_FRESH_MS, now, () => this.fitBgnbd(projectId, eventType, lookbackDays, now));
-  }
-
-  rfm(projectId: string, lookbackDays: number, now: Date): Promise<CachedModel<RfmModel>> {
-    return this.cached(projectId, 'rfm', String(lookbackDays), RFM_FRESH_MS, now, () => this.fitRfm(projectId, lookbackDays, now));
-  }
-
-  /** Refits now (the schedule's path, and tests'). */
-  refit(projectId: string, model: 'bgnbd' | 'rfm', key: string, now = new Date()): Promise<unknown> {
-    if (model === 'rfm') return this.share(projectId, model, key, () => this.fitRfm(projectId, Number(key), now));
-    const [eventType, lookback] = key.split('|');
-    return this.share(projectId, model, key, () => this.fitBgnbd(projectId, eventType || undefined, Number(lookback), now));
-  }
-
-  private async cached<P>(projectId: string, model: string, key: string, freshMs: number, now: Date, fit: () => Promise<CachedModel<P>>): Promise<CachedModel<P>> {
-    const stored = await readModel<P>(this.db, projectId, model, key);
-    if (!stored) return this.share(projectId, model, key, fit);
-    if (now.getTime() - stored.fittedAt.getTime() > freshMs) {
-      this.share(projectId, model, key, fit).catch((error: unknown) => this.log.warn({ err: error, projectId, model, key }, 'background model refit failed'));
-    }
+  /** The cached BG/NBD fit, or undefined while its first fit runs (enqueued here). */
+  async bgnbd(projectId: string, eventType: string | undefined, lookbackDays: number, now: Date): Promise<CachedModel<BgnbdModel> | undefined> {
+    const key = bgnbdKey(eventType, lookbackDays);
+    const stored = await readModel<BgnbdModel>(this.db, projectId, 'bgnbd', key);
+    if (!stored || now.getTime() - stored.fittedAt.getTime() > BGNBD_FRESH_MS) await this.enqueueFit(projectId, 'bgnbd', key, stored, now);
     return stored;
   }
 
-  private share<P>(projectId: string, model: string, key: string, fit: () => Promise<CachedModel<P>>): Promise<CachedModel<P>> {
-    const id = `${projectId}\0${model}\0${key}`;
-    let running = this.fits.get(id) as Promise<CachedModel<P>> | undefined;
-    if (!running) {
-      running = fit().finally(() => this.fits.delete(id));
-      this.fits.set(id, running as Promise<CachedModel<unknown>>);
+  async rfm(projectId: string, lookbackDays: number, now: Date): Promise<CachedModel<RfmModel>> {
+    const key = String(lookbackDays);
+    const stored = await readModel<RfmModel>(this.db, projectId, 'rfm', key);
+    if (stored) {
+      if (now.getTime() - stored.fittedAt.getTime() > RFM_FRESH_MS) await this.enqueueFit(projectId, 'rfm', key, stored, now);
+      return stored;
     }
-    return running;
+    let first = this.firstRfm.get(projectId);
+    if (!first) {
+      first = this.fitRfm(projectId, lookbackDays, now).finally(() => this.firstRfm.delete(projectId));
+      this.firstRfm.set(projectId, first);
+    }
+    return first;
+  }
+
+  /** The job: fits the model named by its key now and caches it. */
+  async fit(projectId: string, model: ModelKind, key: string, now = new Date()): Promise<{ subjects: number }> {
+    if (model === 'rfm') return this.fitRfm(projectId, Number(key), now);
+    const [eventType, lookback] = key.split('|');
+    return this.fitBgnbd(projectId, eventType || undefined, Number(lookback), now);
+  }
+
+  /**
+   * One fit per version of a model (the fit it replaces) and hour, across processes: the job id says
+   * which, so callers asking at once enqueue it once, and a failed fit is tried again the next hour.
+   * A queue outage only delays it.
+   */
+  private async enqueueFit(projectId: string, model: ModelKind, key: string, replacing: CachedModel<unknown> | undefined, now: Date): Promise<void> {
+    const digest = createHash('sha256').update(key).digest('hex').slice(0, 16);
+    const version = replacing?.fittedAt.getTime() ?? 0;
+    const jobId = `behavior.fit-model.${projectId}.${model}.${digest}.${version}.${Math.floor(now.getTime() / HOUR_MS)}`;
+    await this.queue
+      .enqueue('behavior.fit-model', { projectId, model, key }, { jobId, attempts: 2 })
+      .catch((error: unknown) => this.log.warn({ err: error, projectId, model, key }, 'could not enqueue a model fit'));
   }
 
   private async fitBgnbd(projectId: string, eventType: string | undefined, lookbackDays: number, now: Date): Promise<CachedModel<BgnbdModel>> {
-    const key = `${(eventType ?? '').toLowerCase()}|${lookbackDays}`;
     const summaries = await summariseProject(this.db, projectId, eventType, new Date(now.getTime() - lookbackDays * DAY_MS), now);
-    let params: BgnbdModel = { usable: false, params: null, subjects: summaries.length, logLikelihood: null };
+    let params: BgnbdModel = { usable: false, params: null, logLikelihood: null };
     if (summaries.length >= BGNBD_MIN_SUBJECTS) {
       const x = Float64Array.from(summaries, (s) => s.count - 1);
       const tx = Float64Array.from(summaries, (s) => (s.last - s.first) / DAY_MS);
@@ -99,9 +122,9 @@ export class ProjectModels {
       // dropout, or in rate) leaves the simplex walking a ridge where the likelihood no longer
       // changes; every point on it predicts alike, so a finite point there is usable.
       const usable = values.every((v) => Number.isFinite(v) && v > 0) && Number.isFinite(fit.logLikelihood);
-      params = { usable, converged: fit.converged, params: { r: fit.r, alpha: fit.alpha, a: fit.a, b: fit.b }, subjects: summaries.length, logLikelihood: fit.logLikelihood };
+      params = { usable, converged: fit.converged, params: { r: fit.r, alpha: fit.alpha, a: fit.a, b: fit.b }, logLikelihood: fit.logLikelihood };
     }
-    await writeModel(this.db, projectId, 'bgnbd', key, params, summaries.length, now);
+    await writeModel(this.db, projectId, 'bgnbd', bgnbdKey(eventType, lookbackDays), params, summaries.length, now);
     return { params, subjects: summaries.length, fittedAt: now };
   }
 
@@ -113,7 +136,6 @@ export class ProjectModels {
     };
     const amounts = summaries.flatMap((s) => (s.monetary === null ? [] : [s.monetary]));
     const params: RfmModel = {
-      subjects: summaries.length,
       recency: cuts(summaries.map((s) => (now.getTime() - s.last) / DAY_MS)),
       frequency: cuts(summaries.map((s) => s.count)),
       monetary: amounts.length === 0 ? null : cuts(amounts),

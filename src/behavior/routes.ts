@@ -108,7 +108,7 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
         tags,
         summary: 'Predict a declared target for a subject',
         description:
-          'event_occurrence: P(at least one event of target.eventType within horizonDays), from BG/NBD fitted over the project (Fader, Hardie and Lee 2005; once 50 subjects have the activity, cached per activity type and lookback and refitted in the background every 6 hours) or else the subject\'s own rate with a Gamma posterior; `value` is the expected count. ' +
+          'event_occurrence: P(at least one event of target.eventType within horizonDays), from BG/NBD fitted over the project (Fader, Hardie and Lee 2005; once 50 subjects have the activity; fitted by a job, cached per activity type and lookback, refitted in the background every 6 hours; the first ask for a type and lookback sets the fit off and is answered from the subject\'s own rate meanwhile, which its explanation says) or else the subject\'s own rate with a Gamma posterior; `value` is the expected count. ' +
           'numeric: EWMA level of target.attributeKey. event_time: the next occurrence from the inter-arrival times. anomaly: |z| of the latest reading against those before it (at least 5 readings; anomalous at 3). ' +
           'Thin signal abstains with a reason (unknown, never "no"). A prediction that answers is recorded with a predictionId (cite it in a decision as refType prediction) and scored against what happened once its horizon has passed. Metered: one memory.predictions unit per call.',
         body: TargetPredictBodySchema,

@@ -1,23 +1,22 @@
 // The behaviour domain's use cases: mining on demand, after new activity and nightly; projection
 // of patterns; declared-target predictions and their scoring; profiles. Routes call these; the
 // jobs below run the deferred work.
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { EventsApi } from '../events/index.js';
+import { ENGINE_EVENT_TYPES } from '../events/schemas.js';
 import type { Subject } from '../platform/common-schemas.js';
 import type { Db } from '../platform/db.js';
 import { NotFoundError, ValidationError } from '../platform/errors.js';
 import type { DomainQueue, JobHandlers } from '../platform/queue.js';
-import { matchesType, readActivity, type Activity } from './activity/store.js';
-import type { ProjectModels } from './models.js';
+import { matchesType, occurrenceStarts, readActivity, subjectsWithActivity } from './activity/store.js';
 import type { PatternMiner } from './patterns/miner.js';
 import type { ExtractBody, ExtractReport, PatternRecord } from './patterns/schemas.js';
 import * as patterns from './patterns/store.js';
 import { project } from './predict/projection.js';
-import { HORIZON, type ProjectBody, type PredictedEvent } from './predict/schemas.js';
+import { clamp, HORIZON, type ProjectBody, type PredictedEvent } from './predict/schemas.js';
 import * as predictions from './predict/store.js';
-import { clamp } from './predict/target.js';
 import type { ContextBuilder } from './context/context.js';
+import type { ModelJobs, ProjectModels } from './models.js';
 import type { Bundle, ContextOptions } from './context/schemas.js';
 
 const DAY_MS = 86_400_000;
@@ -27,7 +26,7 @@ const DUE_BATCH = 2000;
 /** The window of the mining Lattice does by itself (after new activity, nightly): long enough for monthly habits. */
 export const AUTO_MINING_WINDOW_DAYS = 365;
 
-export type BehaviorJobs = {
+export type BehaviorJobs = ModelJobs & {
   /** Mines the given subjects, or every subject with activity in the window. */
   'behavior.extract': { payload: { projectId: string; subjects?: Subject[]; windowDays: number; timezone: string }; result: ExtractReport };
   /** Mines the subjects whose activity changed and then went quiet (the debounce). */
@@ -56,10 +55,8 @@ export class BehaviorService {
     private readonly db: Db,
     private readonly queue: DomainQueue<BehaviorJobs>,
     private readonly miner: PatternMiner,
-    readonly models: ProjectModels,
     private readonly events: Pick<EventsApi, 'emit'>,
     private readonly config: Pick<Config, 'miningDebounceMs' | 'miningMaxWaitMs' | 'requestTimeoutMs'>,
-    private readonly log: FastifyBaseLogger,
   ) {}
 
   // ---- mining ---------------------------------------------------------------------------------
@@ -72,10 +69,10 @@ export class BehaviorService {
     validTimezone(timezone);
     let subjects: Subject[] | undefined;
     if (body.subject) subjects = [body.subject];
-    else if (body.contactId !== undefined) subjects = await patterns.subjectsByExternalId(this.db, projectId, body.contactId, undefined);
+    else if (body.contactId !== undefined) subjects = await patterns.subjectsByExternalId(this.db, projectId, body.contactId);
     let report: ExtractReport;
     if (subjects !== undefined && subjects.length <= 10) {
-      const { errors, ...tally } = await this.miner.mine(projectId, subjects, { windowDays, timezone, now });
+      const { tally, errors } = await this.miner.mine(projectId, subjects, { windowDays, timezone, now });
       report = { ...tally, durationMs: 0, ...(errors.length ? { errors } : {}) };
     } else {
       // Leave the request a little time to answer once the job is done.
@@ -88,8 +85,8 @@ export class BehaviorService {
   async runExtract(payload: BehaviorJobs['behavior.extract']['payload']): Promise<ExtractReport> {
     const started = performance.now();
     const now = new Date();
-    const subjects = payload.subjects ?? (await patterns.subjectsWithActivity(this.db, payload.projectId, new Date(now.getTime() - payload.windowDays * DAY_MS)));
-    const { errors, ...tally } = await this.miner.mine(payload.projectId, subjects, { windowDays: payload.windowDays, timezone: payload.timezone, now });
+    const subjects = payload.subjects ?? (await subjectsWithActivity(this.db, payload.projectId, new Date(now.getTime() - payload.windowDays * DAY_MS)));
+    const { tally, errors } = await this.miner.mine(payload.projectId, subjects, { windowDays: payload.windowDays, timezone: payload.timezone, now });
     return { ...tally, durationMs: performance.now() - started, ...(errors.length ? { errors } : {}) };
   }
 
@@ -98,10 +95,9 @@ export class BehaviorService {
     const due = await patterns.claimDueSubjects(this.db, new Date(now.getTime() - this.config.miningDebounceMs), new Date(now.getTime() - this.config.miningMaxWaitMs), DUE_BATCH);
     let mined = 0;
     for (const [projectId, subjects] of due) {
-      const { errors } = await this.miner.mine(projectId, subjects, { windowDays: AUTO_MINING_WINDOW_DAYS, timezone: 'UTC', now });
-      const failed = new Set(errors.map((e) => e.contactId));
-      if (failed.size > 0) await patterns.requeueSubjects(this.db, projectId, subjects.filter((s) => failed.has(s.externalId)));
-      mined += subjects.length - failed.size;
+      const { failed } = await this.miner.mine(projectId, subjects, { windowDays: AUTO_MINING_WINDOW_DAYS, timezone: 'UTC', now });
+      if (failed.length > 0) await patterns.requeueSubjects(this.db, projectId, failed);
+      mined += subjects.length - failed.length;
     }
     return mined;
   }
@@ -150,7 +146,7 @@ export class BehaviorService {
         const at = Date.parse(p.expectedAt);
         if (at - now.getTime() > imminentHours * HOUR_MS) continue;
         const result = await this.events.emit(projectId, {
-          eventType: 'prediction.imminent',
+          eventType: ENGINE_EVENT_TYPES.predictionImminent,
           subject: body.subject,
           severity: 'info',
           payload: { patternId: p.patternId, patternKind: p.patternKind, eventType: p.eventType, description: p.description, expectedAt: p.expectedAt, confidence: p.confidence, windowMinutes: p.windowMinutes },
@@ -182,32 +178,30 @@ export class BehaviorService {
 
   /** GET /lattice/predictions/upcoming: active patterns' next firings project-wide, overdue first. */
   async upcoming(projectId: string, query: { horizonDays?: number; minConfidence?: number; patternKind?: string; limit?: number; offset?: number }, now = new Date()) {
-    const horizon = new Date(now.getTime() + (query.horizonDays ?? 7) * DAY_MS).toISOString();
-    const { rows } = await this.db.query<{ id: string; subject_kind: string; subject_external_id: string; content: string; metadata: PatternRecord['metadata']; source_memory_ids: string[] }>(
-      `SELECT id, subject_kind, subject_external_id, content, metadata, source_memory_ids FROM memories
-        WHERE project_id = $1 AND pattern_key IS NOT NULL AND metadata->>'active' = 'true' AND metadata ? 'nextExpectedAt'
-          AND metadata->>'nextExpectedAt' <= $2 AND ($3::text IS NULL OR metadata->>'patternKind' = $3)
-          AND (metadata->>'confidence')::float8 >= $4
-        ORDER BY metadata->>'nextExpectedAt', id LIMIT $5 OFFSET $6`,
-      [projectId, horizon, query.patternKind ?? null, query.minConfidence ?? 0, query.limit ?? 50, query.offset ?? 0],
-    );
+    const rows = await patterns.upcomingPatterns(this.db, projectId, {
+      horizon: new Date(now.getTime() + (query.horizonDays ?? 7) * DAY_MS),
+      ...(query.patternKind === undefined ? {} : { patternKind: query.patternKind }),
+      minConfidence: query.minConfidence ?? 0,
+      limit: query.limit ?? 50,
+      offset: query.offset ?? 0,
+    });
     return {
-      predictions: rows.map((r) => {
-        const expectedAt = Date.parse(r.metadata.nextExpectedAt!);
-        const windowMinutes = r.metadata.toleranceMinutes ?? 0;
+      predictions: rows.map((p) => {
+        const expectedAt = Date.parse(p.metadata.nextExpectedAt!);
+        const windowMinutes = p.metadata.toleranceMinutes ?? 0;
         const late = now.getTime() - expectedAt - windowMinutes * 60_000;
         return {
-          subject: { kind: r.subject_kind, externalId: r.subject_external_id },
-          patternId: r.id,
-          patternKind: r.metadata.patternKind,
-          eventType: r.metadata.eventType ?? null,
-          description: `Next: ${r.content}`,
+          subject: p.subject,
+          patternId: p.id,
+          patternKind: p.metadata.patternKind,
+          eventType: p.metadata.eventType ?? null,
+          description: `Next: ${p.summary}`,
           expectedAt: new Date(expectedAt).toISOString(),
           overdue: late > 0,
           hoursOverdue: late > 0 ? late / HOUR_MS : 0,
-          confidence: r.metadata.confidence,
+          confidence: p.confidence,
           windowMinutes,
-          sourceMemoryIds: r.source_memory_ids,
+          sourceMemoryIds: p.sourceMemoryIds,
         };
       }),
       generatedAt: now.toISOString(),
@@ -228,11 +222,12 @@ export class BehaviorService {
   async scoreDue(now = new Date(), limit = 500): Promise<number> {
     const due = await predictions.duePredictions(this.db, now, limit);
     for (const p of due) {
-      const activities: Activity[] = (await readActivity(this.db, p.projectId, [p.subject], p.madeAt, new Date(p.dueAt.getTime() + 1)))[0]!.activities;
+      const activities = (await readActivity(this.db, p.projectId, [p.subject], p.madeAt, new Date(p.dueAt.getTime() + 1)))[0]!.activities;
       let hit: boolean | null = null;
       let realized: number | null = null;
       if (p.targetKind === 'event_occurrence') {
-        const happened = activities.filter((a) => a.at > p.madeAt.getTime() && matchesType(a, p.eventType ?? undefined));
+        // Counted as the prediction counted them: activities within an hour are one occurrence.
+        const happened = occurrenceStarts(activities.filter((a) => a.at > p.madeAt.getTime() && matchesType(a, p.eventType ?? undefined)));
         hit = happened.length > 0;
         realized = happened.length;
       } else if (p.targetKind === 'event_time') {
@@ -261,8 +256,9 @@ function validTimezone(timezone: string): void {
   }
 }
 
-export function behaviorJobs(service: BehaviorService, context: ContextBuilder): JobHandlers<BehaviorJobs> {
+export function behaviorJobs(service: BehaviorService, context: ContextBuilder, models: ProjectModels): JobHandlers<BehaviorJobs> {
   return {
+    'behavior.fit-model': ({ projectId, model, key }) => models.fit(projectId, model, key),
     'behavior.context-batch': async ({ projectId, subjects, options }) => ({ bundles: await context.buildMany(projectId, subjects, options) }),
     'behavior.extract': (payload) => service.runExtract(payload),
     'behavior.mine-due': async () => ({ mined: await service.mineDue() }),

@@ -3,7 +3,7 @@
 // both call these.
 import type { EmbeddingsApi } from '../embeddings/index.js';
 import { mapConcurrent } from '../platform/concurrency.js';
-import { UNIQUE_VIOLATION, type Db } from '../platform/db.js';
+import { UNIQUE_VIOLATION, type Db, type Queryable } from '../platform/db.js';
 import { ConflictError, DependencyUnavailableError, NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobHandlers, DomainQueue } from '../platform/queue.js';
@@ -142,12 +142,18 @@ export class MemoryService {
 
   /**
    * Writes engine-derived memories identified by a key per subject (mined patterns): a key seen
-   * before replaces its row in place. Rows whose text is new are embedded by a job.
+   * before replaces its row in place. Rows whose text is new are embedded by a job. With `tx`, the
+   * write joins the caller's transaction, and the embedding is left to `afterKeyedCommit`.
    */
-  async upsertKeyed(projectId: string, rows: readonly store.KeyedMemory[]): Promise<store.KeyedWrite[]> {
-    const written = await store.upsertKeyedMemories(this.db, projectId, rows, rows.map(() => newId('mem')));
-    if (written.length > 0) await this.scheduleEmbeddingOrLeaveToSweep(projectId);
+  async upsertKeyed(projectId: string, rows: readonly store.KeyedMemory[], tx?: Queryable): Promise<store.KeyedWrite[]> {
+    const written = await store.upsertKeyedMemories(tx ?? this.db, projectId, rows, rows.map(() => newId('mem')));
+    if (tx === undefined && written.length > 0) await this.afterKeyedCommit(projectId);
     return written;
+  }
+
+  /** Once a transaction that wrote keyed memories has committed: their embedding is scheduled. */
+  afterKeyedCommit(projectId: string): Promise<void> {
+    return this.scheduleEmbeddingOrLeaveToSweep(projectId);
   }
 
   async save(projectId: string, input: SaveInput): Promise<SaveResult> {

@@ -136,6 +136,19 @@ describe('behaviour intelligence', () => {
       expect(left.rows[0]).toEqual({ n: 0 });
     });
 
+    it('mines every subject with activity in the window when no subject is named (a job the call awaits), and nightly every subject with active patterns', async () => {
+      const p = await h.project();
+      for (const id of ['w1', 'w2', 'w3']) await saveEvents(p.projectId, { kind: 'customer', externalId: id }, weekly(8, 2), 'walk');
+      await saveEvents(p.projectId, { kind: 'customer', externalId: 'once' }, [new Date(Date.now() - DAY)], 'walk');
+      const all = (await h.call('POST', p.projectId, '/lattice/patterns/extract', { body: {} })).json();
+      expect(all).toMatchObject({ contactsProcessed: 4, patternsDeactivated: 0 });
+      expect(all.patternsCreated).toBeGreaterThanOrEqual(3);
+      const nightly = (await h.lattice.runtime.queue.run('behavior.mine-nightly', {})) as { mined: number };
+      expect(nightly.mined).toBeGreaterThanOrEqual(3);
+      const again = (await h.call('GET', p.projectId, '/lattice/contacts/w1/patterns')).json().data;
+      expect(again.every((x: { active: boolean }) => x.active)).toBe(true);
+    });
+
     it('pages a contact\'s patterns with a cursor', async () => {
       const first = (await h.call('GET', a.projectId, `/lattice/contacts/c-gym/patterns?limit=2`)).json();
       expect(first.data).toHaveLength(2);
@@ -273,7 +286,12 @@ describe('behaviour intelligence', () => {
         for (const t of times) observations.push({ attributeKey: 'buy', subjectKind: 'customer', subjectExternalId: `s${s}`, valueNumeric: 10 + s, observedAt: new Date(t).toISOString() });
       });
       expect((await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations } })).json().accepted).toBe(observations.length);
-      const active = (await predict(p.projectId, { subject: { kind: 'customer', externalId: 's0' }, horizonDays: 30, target: { kind: 'event_occurrence', eventType: 'buy' } })).json().targetPrediction;
+      // The first ask finds no fit: the subject's own rate answers, and the fit is a job.
+      const ask = async (externalId: string) => (await predict(p.projectId, { subject: { kind: 'customer', externalId }, horizonDays: 30, target: { kind: 'event_occurrence', eventType: 'buy' } })).json().targetPrediction;
+      const first = await ask('s0');
+      expect(first).toMatchObject({ model: 'gamma_poisson', explanation: expect.stringContaining('BG/NBD is being fitted') });
+      await expect.poll(async () => (await ask('s0')).model, { timeout: 30_000, interval: 100 }).toBe('bgnbd');
+      const active = await ask('s0');
       const lapsed = (await predict(p.projectId, { subject: { kind: 'customer', externalId: 's1' }, horizonDays: 30, target: { kind: 'event_occurrence', eventType: 'buy' } })).json().targetPrediction;
       expect(active.model).toBe('bgnbd');
       expect(lapsed.model).toBe('bgnbd');
@@ -287,6 +305,12 @@ describe('behaviour intelligence', () => {
       // The fit is cached per project, activity type and lookback.
       const cached = await h.db.query(`SELECT model, model_key, subjects FROM behavior_models WHERE project_id = $1 AND model = 'bgnbd'`, [p.projectId]);
       expect(cached.rows).toEqual([{ model: 'bgnbd', model_key: 'buy|365', subjects: 80 }]);
+      // Once stale, the model still answers at once while a job refits it.
+      await h.db.query(`UPDATE behavior_models SET fitted_at = now() - interval '7 hours' WHERE project_id = $1 AND model = 'bgnbd'`, [p.projectId]);
+      expect((await ask('s0')).model).toBe('bgnbd');
+      await expect
+        .poll(async () => (await h.db.query<{ fresh: boolean }>(`SELECT fitted_at > now() - interval '1 hour' AS fresh FROM behavior_models WHERE project_id = $1 AND model = 'bgnbd'`, [p.projectId])).rows[0]!.fresh, { timeout: 30_000, interval: 100 })
+        .toBe(true);
       // Profiles score RFM against these subjects: amounts of a currency attribute count as money.
       const profile = (await h.call('POST', p.projectId, '/lattice/profile', { body: { subject: { kind: 'customer', externalId: 's0' } } })).json();
       expect(profile).toMatchObject({ recencyScore: expect.any(Number), frequencyScore: expect.any(Number), monetaryScore: expect.any(Number) });
@@ -344,6 +368,22 @@ describe('behaviour intelligence', () => {
       expect(await h.apis.behavior.scoreDue(new Date(Date.now() + 2 * DAY))).toBeGreaterThanOrEqual(1);
       const row = await h.db.query(`SELECT hit, realized_value, scored_at IS NOT NULL AS scored FROM behavior_predictions WHERE project_id = $1 AND id = $2`, [a.projectId, t.predictionId]);
       expect(row.rows).toEqual([{ hit: true, realized_value: 1, scored: true }]);
+    });
+
+    it('scores event_time by the next occurrence against its interval, numeric by the next reading against its range', async () => {
+      const runner = { kind: 'customer', externalId: 'c-run' };
+      const time = (await predict(a.projectId, { subject: runner, target: { kind: 'event_time', eventType: 'run' } })).json().targetPrediction;
+      await saveEvents(a.projectId, runner, [new Date(time.expectedAt)], 'run');
+      const patient = { kind: 'patient', externalId: 'p1' };
+      const level = (await predict(a.projectId, { subject: patient, horizonDays: 7, target: { kind: 'numeric', attributeKey: 'hr' } })).json().targetPrediction;
+      const outside = level.valueUpper + 50;
+      await h.call('POST', a.projectId, '/memory-typed/observations', {
+        body: { observations: [{ attributeKey: 'hr', subjectKind: 'patient', subjectExternalId: 'p1', valueNumeric: outside, observedAt: new Date(Date.now() + HOUR).toISOString() }] },
+      });
+      await h.apis.behavior.scoreDue(new Date(Date.now() + 31 * DAY));
+      const scored = async (id: string) => (await h.db.query(`SELECT hit, realized_value FROM behavior_predictions WHERE project_id = $1 AND id = $2 AND scored_at IS NOT NULL`, [a.projectId, id])).rows;
+      expect(await scored(time.predictionId)).toEqual([{ hit: true, realized_value: Date.parse(time.expectedAt) }]);
+      expect(await scored(level.predictionId)).toEqual([{ hit: false, realized_value: outside }]);
     });
   });
 

@@ -3,14 +3,15 @@
 // metadata.eventType) and its accepted typed observations, bounded by a lookback, each read on an
 // index that starts with (project, subject). An activity's type is the event type, the memory's
 // metadata.eventType (else its category), or the observation's attribute key.
+import { ENGINE_EVENT_TYPES } from '../../events/schemas.js';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
 
-/** Event types the engine appends itself: not the subject's activity. */
-export const ENGINE_EVENT_TYPES = ['typed.observation', 'prediction.imminent', 'segment.changed', 'pattern.emerged'] as const;
-
-/** The predicate of migrations/0007's events_activity index, repeated verbatim so the planner uses it. */
-const ACTIVITY_EVENT = `e.subject_kind IS NOT NULL AND e.event_type NOT IN (${ENGINE_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`;
+/**
+ * The predicate of migrations/0007's events_activity index, repeated verbatim so the planner uses
+ * it: the event types the engine appends itself are not the subject's activity.
+ */
+const ACTIVITY_EVENT = `e.subject_kind IS NOT NULL AND e.event_type NOT IN (${Object.values(ENGINE_EVENT_TYPES).map((t) => `'${t}'`).join(', ')})`;
 
 /** The predicate of migrations/0007's memories_activity index, repeated verbatim so the planner uses it. */
 const ACTIVITY_MEMORY = `m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType') AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight')`;
@@ -20,8 +21,9 @@ export type ActivitySource = 'memory' | 'event' | 'observation';
 export interface Activity {
   id: string;
   source: ActivitySource;
-  /** The event type, metadata.eventType or attribute key; null for a memory that has neither that nor a category. */
+  /** The event type, a memory's metadata.eventType, or the attribute key; null for a memory without one. */
   eventType: string | null;
+  /** A memory's category. */
   category: string | null;
   /** A memory's text (for matching a target type by substring); null for events and observations. */
   content: string | null;
@@ -68,6 +70,33 @@ interface ActivityRow {
 const OBSERVATION_AMOUNT = `CASE WHEN ta.unit ~ '^[A-Z]{3}$' THEN o.value_numeric END`;
 
 /**
+ * Every activity of the project, or of the subjects in the relation `s(kind, ext)`, with observed
+ * time in [$since, $until): one row shape for the three sources (the columns of ActivityRow).
+ * `$1` is the project.
+ */
+function activityUnion(scope: 'project' | 'subjects', since: string, until: string): string {
+  // The subjects' rows by their (project, subject, ...) indexes, or the project's.
+  const from = (table: string, a: string) =>
+    scope === 'subjects' ? `s JOIN ${table} ${a} ON ${a}.project_id = $1 AND ${a}.subject_kind = s.kind AND ${a}.subject_external_id = s.ext` : table + ' ' + a;
+  const project = (a: string) => (scope === 'project' ? `${a}.project_id = $1 AND ` : '');
+  return `SELECT m.subject_kind, m.subject_external_id, m.id, 'memory' AS source, m.metadata->>'eventType' AS event_type, m.category, m.content,
+                 m.valid_from AS at, NULL::float8 AS value, ${amountOf('m.metadata')} AS amount, ${entityOf('m.metadata')} AS entity
+            FROM ${from('memories', 'm')}
+           WHERE ${project('m')}${ACTIVITY_MEMORY} AND m.status IN ('pending', 'confirmed') AND m.valid_from >= ${since} AND m.valid_from < ${until}
+          UNION ALL
+          SELECT e.subject_kind, e.subject_external_id, e.id, 'event', e.event_type, NULL, NULL, e.occurred_at,
+                 NULL, ${amountOf('e.payload')}, ${entityOf('e.payload')}
+            FROM ${from('events', 'e')}
+           WHERE ${project('e')}${ACTIVITY_EVENT} AND e.occurred_at >= ${since} AND e.occurred_at < ${until}
+          UNION ALL
+          SELECT o.subject_kind, o.subject_external_id, o.id, 'observation', o.attribute_key, NULL, NULL, o.observed_at,
+                 o.value_numeric, ${OBSERVATION_AMOUNT}, o.value_text
+            FROM ${from('typed_observations', 'o')}
+            LEFT JOIN typed_attributes ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
+           WHERE ${project('o')}o.subject_kind IS NOT NULL AND o.status = 'accepted' AND o.observed_at >= ${since} AND o.observed_at < ${until}`;
+}
+
+/**
  * The activity of many subjects since `since` (inclusive) up to `until` (exclusive), oldest first
  * per subject; subjects with none come back with an empty list, in the order asked.
  */
@@ -75,22 +104,7 @@ export async function readActivity(db: Queryable, projectId: string, subjects: r
   if (subjects.length === 0) return [];
   const { rows } = await db.query<ActivityRow>(
     `WITH s AS MATERIALIZED (SELECT DISTINCT kind, ext FROM unnest($2::text[], $3::text[]) AS s(kind, ext))
-     SELECT m.subject_kind, m.subject_external_id, m.id, 'memory' AS source,
-            coalesce(m.metadata->>'eventType', m.category) AS event_type, m.category, m.content, m.valid_from AS at,
-            NULL::float8 AS value, ${amountOf('m.metadata')} AS amount, ${entityOf('m.metadata')} AS entity
-       FROM s JOIN memories m ON m.project_id = $1 AND m.subject_kind = s.kind AND m.subject_external_id = s.ext
-      WHERE ${ACTIVITY_MEMORY} AND m.status IN ('pending', 'confirmed') AND m.valid_from >= $4 AND m.valid_from < $5
-     UNION ALL
-     SELECT e.subject_kind, e.subject_external_id, e.id, 'event', e.event_type, NULL, NULL, e.occurred_at,
-            NULL, ${amountOf('e.payload')}, ${entityOf('e.payload')}
-       FROM s JOIN events e ON e.project_id = $1 AND e.subject_kind = s.kind AND e.subject_external_id = s.ext
-      WHERE ${ACTIVITY_EVENT} AND e.occurred_at >= $4 AND e.occurred_at < $5
-     UNION ALL
-     SELECT o.subject_kind, o.subject_external_id, o.id, 'observation', o.attribute_key, NULL, NULL, o.observed_at,
-            o.value_numeric, ${OBSERVATION_AMOUNT}, o.value_text
-       FROM s JOIN typed_observations o ON o.project_id = $1 AND o.subject_kind = s.kind AND o.subject_external_id = s.ext
-       LEFT JOIN typed_attributes ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
-      WHERE o.status = 'accepted' AND o.observed_at >= $4 AND o.observed_at < $5`,
+     ${activityUnion('subjects', '$4', '$5')}`,
     [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), since, until],
   );
   const bySubject = new Map<string, Activity[]>();
@@ -136,7 +150,7 @@ export function occurrenceStarts(activities: readonly Activity[]): Activity[] {
 export function matchesType(activity: Activity, target: string | undefined): boolean {
   if (target === undefined || target === '') return true;
   const wanted = target.toLowerCase();
-  if (activity.eventType !== null) return activity.eventType.toLowerCase() === wanted || (activity.category?.toLowerCase() === wanted);
+  if (activity.eventType !== null) return activity.eventType.toLowerCase() === wanted;
   if (activity.category !== null) return activity.category.toLowerCase() === wanted;
   return activity.content?.toLowerCase().includes(wanted) ?? false;
 }
@@ -144,7 +158,7 @@ export function matchesType(activity: Activity, target: string | undefined): boo
 /** The SQL twin of matchesType over the union's columns, for project-wide aggregates. */
 function typeMatchSql(param: string): string {
   return `(${param}::text IS NULL OR ${param} = '' OR
-           CASE WHEN event_type IS NOT NULL THEN lower(event_type) = lower(${param}) OR lower(category) IS NOT DISTINCT FROM lower(${param})
+           CASE WHEN event_type IS NOT NULL THEN lower(event_type) = lower(${param})
                 WHEN category IS NOT NULL THEN lower(category) = lower(${param})
                 ELSE strpos(lower(content), lower(${param})) > 0 END)`;
 }
@@ -166,28 +180,15 @@ export interface SubjectSummary {
  */
 export async function summariseProject(db: Queryable, projectId: string, eventType: string | undefined, since: Date, until: Date): Promise<SubjectSummary[]> {
   const { rows } = await db.query<{ subject_kind: string; subject_external_id: string; n: string; first: Date; last: Date; monetary: number | null }>(
-    `WITH a AS (
-       SELECT m.subject_kind, m.subject_external_id, coalesce(m.metadata->>'eventType', m.category) AS event_type, m.category, m.content,
-              m.valid_from AS at, ${amountOf('m.metadata')} AS value
-         FROM memories m
-        WHERE m.project_id = $1 AND ${ACTIVITY_MEMORY} AND m.status IN ('pending', 'confirmed') AND m.valid_from >= $3 AND m.valid_from < $4
-       UNION ALL
-       SELECT e.subject_kind, e.subject_external_id, e.event_type, NULL, NULL, e.occurred_at, ${amountOf('e.payload')}
-         FROM events e
-        WHERE e.project_id = $1 AND ${ACTIVITY_EVENT} AND e.occurred_at >= $3 AND e.occurred_at < $4
-       UNION ALL
-       SELECT o.subject_kind, o.subject_external_id, o.attribute_key, NULL, NULL, o.observed_at, ${OBSERVATION_AMOUNT}
-         FROM typed_observations o
-         LEFT JOIN typed_attributes ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
-        WHERE o.project_id = $1 AND o.subject_kind IS NOT NULL AND o.status = 'accepted' AND o.observed_at >= $3 AND o.observed_at < $4
+    `WITH a AS (${activityUnion('project', '$3', '$4')}
      ), t AS (
-       SELECT subject_kind, subject_external_id, at, value,
+       SELECT subject_kind, subject_external_id, at, amount,
               at - lag(at) OVER (PARTITION BY subject_kind, subject_external_id ORDER BY at) AS gap
          FROM a WHERE ${typeMatchSql('$2')}
      )
      SELECT subject_kind, subject_external_id,
             count(*) FILTER (WHERE gap IS NULL OR gap >= interval '1 hour') AS n,
-            min(at) AS first, max(at) AS last, sum(value) AS monetary
+            min(at) AS first, max(at) AS last, sum(amount) AS monetary
        FROM t GROUP BY subject_kind, subject_external_id`,
     [projectId, eventType ?? null, since, until],
   );
@@ -198,4 +199,13 @@ export async function summariseProject(db: Queryable, projectId: string, eventTy
     last: new Date(r.last).getTime(),
     monetary: r.monetary === null ? null : Number(r.monetary),
   }));
+}
+
+/** Subjects with any activity since `since`: the subjects a whole-project mining reads. */
+export async function subjectsWithActivity(db: Queryable, projectId: string, since: Date): Promise<Subject[]> {
+  const { rows } = await db.query<{ subject_kind: string; subject_external_id: string }>(
+    `SELECT DISTINCT subject_kind, subject_external_id FROM (${activityUnion('project', '$2', "'infinity'")}) a ORDER BY 1, 2`,
+    [projectId, since],
+  );
+  return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_external_id }));
 }

@@ -10,6 +10,7 @@ import type { Db } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
 import { activePatterns } from '../patterns/store.js';
 import { project } from '../predict/projection.js';
+import { clamp } from '../predict/schemas.js';
 import type { Profiler } from '../profile/profile.js';
 import { CONTEXT_LIMITS, SECTIONS, type Bundle, type ContextOptions, type Section } from './schemas.js';
 import { subjectMemories } from './store.js';
@@ -20,10 +21,7 @@ const IDS_PER_ITEM = 3;
 
 type Items = { [S in Exclude<Section, 'profile'>]: Bundle[S] } & { profile: NonNullable<Bundle['profile']>[] };
 
-export function clampTokens(maxTokens: number | undefined): number {
-  if (maxTokens === undefined || !Number.isFinite(maxTokens)) return CONTEXT_LIMITS.defaultTokens;
-  return Math.floor(Math.min(CONTEXT_LIMITS.maxTokens, Math.max(CONTEXT_LIMITS.minTokens, maxTokens)));
-}
+const clampTokens = (maxTokens: number | undefined) => Math.floor(clamp(maxTokens, CONTEXT_LIMITS.defaultTokens, CONTEXT_LIMITS.minTokens, CONTEXT_LIMITS.maxTokens));
 
 function guidanceFor(subject: Subject, items: Items): string {
   const known = SECTIONS.filter((s) => items[s].length > 0);

@@ -8,7 +8,7 @@
 // patterns, so a habit that stopped is retired even without new activity.
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventsApi } from '../../events/index.js';
-import type { NewEvent } from '../../events/schemas.js';
+import { ENGINE_EVENT_TYPES, type NewEvent } from '../../events/schemas.js';
 import type { KeyedMemory, KeyedWrite, MemoryApi } from '../../memory/index.js';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
@@ -32,6 +32,9 @@ export interface MineOptions {
 }
 
 export type MiningTally = Omit<ExtractReport, 'durationMs' | 'errors'>;
+
+/** A pattern's place: its subject and key. */
+const slot = (kind: string, externalId: string, key: string) => `${kind}\0${externalId}\0${key}`;
 
 const emptyTally = (): MiningTally => ({ contactsProcessed: 0, patternsCreated: 0, patternsRefreshed: 0, patternsDeactivated: 0 });
 
@@ -65,7 +68,7 @@ export class PatternMiner {
   constructor(
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
-    private readonly memory: Pick<MemoryApi, 'upsertKeyed'>,
+    private readonly memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit'>,
     private readonly events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -75,9 +78,10 @@ export class PatternMiner {
    * next chunk's rows are read while the current one is mined and written (the database and the
    * pool work side by side).
    */
-  async mine(projectId: string, subjects: readonly Subject[], options: MineOptions): Promise<MiningTally & { errors: NonNullable<ExtractReport['errors']> }> {
+  async mine(projectId: string, subjects: readonly Subject[], options: MineOptions): Promise<{ tally: MiningTally; errors: NonNullable<ExtractReport['errors']>; failed: Subject[] }> {
     const tally = emptyTally();
     const errors: NonNullable<ExtractReport['errors']> = [];
+    const failed: Subject[] = [];
     const chunks: Subject[][] = [];
     for (let i = 0; i < subjects.length; i += CHUNK) chunks.push(subjects.slice(i, i + CHUNK));
     // Settled, so a read that fails while the previous chunk is written is reported, not unhandled.
@@ -97,9 +101,10 @@ export class PatternMiner {
         this.log.error({ err: error, projectId, subjects: chunk.length }, 'pattern mining failed for a chunk of subjects');
         const message = error instanceof Error ? error.message : String(error);
         for (const s of chunk) errors.push({ contactId: s.externalId, eventType: null, error: message });
+        failed.push(...chunk);
       }
     }
-    return { ...tally, errors };
+    return { tally, errors, failed };
   }
 
   private async load(projectId: string, subjects: readonly Subject[], { windowDays, now }: MineOptions): Promise<Loaded> {
@@ -119,14 +124,14 @@ export class PatternMiner {
     }));
     const mined = inputs.length === 0 ? [] : await this.pool.run('behavior.mine', inputs);
 
-    const stored = new Map(existing.map((p) => [`${p.record.subject.kind}\0${p.record.subject.externalId}\0${p.key}`, p]));
+    const stored = new Map(existing.map((p) => [slot(p.record.subject.kind, p.record.subject.externalId, p.key), p]));
     const rows: KeyedMemory[] = [];
     const seen = new Set<string>();
     let refreshed = 0;
     jobs.forEach(({ subject, group }, i) => {
       for (const pattern of mined[i] ?? []) {
         const key = `${pattern.patternKind}:${group.key || '*'}`;
-        const id = `${subject.kind}\0${subject.externalId}\0${key}`;
+        const id = slot(subject.kind, subject.externalId, key);
         seen.add(id);
         if (stored.has(id)) refreshed++;
         rows.push(this.patternRow(subject, key, group, pattern));
@@ -153,9 +158,15 @@ export class PatternMiner {
         validTo: new Date(Math.max(now.getTime(), p.validFrom.getTime())),
       });
     }
-    const written = await this.memory.upsertKeyed(projectId, rows);
-    const created = written.filter((w) => w.created);
-    if (created.length > 0) await this.announce(projectId, created, rows);
+    // The patterns and the announcement of the new ones commit together: a crash between them
+    // would leave a pattern that is never announced (mined again, it is not new).
+    const { created, receipt } = await this.db.transaction(async (tx) => {
+      const written = (await this.memory.upsertKeyed(projectId, rows, tx)).filter((w) => w.created);
+      const events = announcements(written, rows);
+      return { created: written, receipt: events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined };
+    });
+    if (rows.length > 0) await this.memory.afterKeyedCommit(projectId);
+    if (receipt) await this.events.afterCommit(receipt, 'queued');
     return { contactsProcessed: subjects.length, patternsCreated: created.length, patternsRefreshed: refreshed, patternsDeactivated: deactivated };
   }
 
@@ -193,29 +204,26 @@ export class PatternMiner {
       validTo: null,
     };
   }
+}
 
-  /** One `pattern.emerged` event per new pattern, in one append; alert rules fire through the queue. */
-  private async announce(projectId: string, created: readonly KeyedWrite[], rows: readonly KeyedMemory[]): Promise<void> {
-    const byKey = new Map(rows.map((r) => [`${r.subjectKind}\0${r.subjectExternalId}\0${r.key}`, r]));
-    const events: NewEvent[] = created.flatMap((c) => {
-      const row = byKey.get(`${c.subjectKind}\0${c.subjectExternalId}\0${c.key}`);
-      if (!row) return [];
-      const meta = row.metadata as PatternMeta;
-      return [
-        {
-          eventType: 'pattern.emerged',
-          subject: { kind: c.subjectKind, externalId: c.subjectExternalId },
-          severity: 'info' as const,
-          payload: { patternId: c.id, patternKind: meta.patternKind, eventType: meta.eventType ?? null, summary: row.content, confidence: meta.confidence },
-          sourceMemoryIds: [c.id],
-          sourcePatternId: c.id,
-          emittedByPack: null,
-          dedupeKey: `pattern.emerged:${c.id}`,
-        },
-      ];
-    });
-    if (events.length === 0) return;
-    const receipt = await this.db.transaction((tx) => this.events.appendInTransaction(tx, projectId, events));
-    await this.events.afterCommit(receipt, 'queued');
-  }
+/** One `pattern.emerged` event per new pattern; alert rules on it fire through the queue. */
+function announcements(created: readonly KeyedWrite[], rows: readonly KeyedMemory[]): NewEvent[] {
+  const bySlot = new Map(rows.map((r) => [slot(r.subjectKind, r.subjectExternalId, r.key), r]));
+  return created.flatMap((c) => {
+    const row = bySlot.get(slot(c.subjectKind, c.subjectExternalId, c.key));
+    if (!row) return [];
+    const meta = row.metadata as PatternMeta;
+    return [
+      {
+        eventType: ENGINE_EVENT_TYPES.patternEmerged,
+        subject: { kind: c.subjectKind, externalId: c.subjectExternalId },
+        severity: 'info' as const,
+        payload: { patternId: c.id, patternKind: meta.patternKind, eventType: meta.eventType ?? null, summary: row.content, confidence: meta.confidence },
+        sourceMemoryIds: [c.id],
+        sourcePatternId: c.id,
+        emittedByPack: null,
+        dedupeKey: `pattern.emerged:${c.id}`,
+      },
+    ];
+  });
 }

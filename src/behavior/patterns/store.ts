@@ -96,23 +96,24 @@ export async function contactPatterns(
   return rows.map((r) => toPattern(r).record);
 }
 
-/** Subjects with any activity since `since` (events, activity memories, typed observations). */
-export async function subjectsWithActivity(db: Queryable, projectId: string, since: Date): Promise<Subject[]> {
-  const { rows } = await db.query<{ subject_kind: string; subject_external_id: string }>(
-    `SELECT subject_kind, subject_external_id FROM memories m
-      WHERE m.project_id = $1 AND m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType')
-        AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight') AND m.valid_from >= $2
-     UNION
-     SELECT subject_kind, subject_external_id FROM events
-      WHERE project_id = $1 AND subject_kind IS NOT NULL AND occurred_at >= $2
-        AND event_type NOT IN ('typed.observation', 'prediction.imminent', 'segment.changed', 'pattern.emerged')
-     UNION
-     SELECT subject_kind, subject_external_id FROM typed_observations
-      WHERE project_id = $1 AND subject_kind IS NOT NULL AND status = 'accepted' AND observed_at >= $2
-     ORDER BY 1, 2`,
-    [projectId, since],
+/**
+ * Active patterns with a next expected firing up to `horizon`, earliest first (so overdue ones
+ * lead), on the memories_pattern_next index.
+ */
+export async function upcomingPatterns(
+  db: Queryable,
+  projectId: string,
+  options: { horizon: Date; patternKind?: string; minConfidence: number; limit: number; offset: number },
+): Promise<PatternRecord[]> {
+  const { rows } = await db.query<PatternRow>(
+    `SELECT ${COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true' AND m.metadata ? 'nextExpectedAt'
+        AND m.metadata->>'nextExpectedAt' <= $2 AND ($3::text IS NULL OR m.metadata->>'patternKind' = $3)
+        AND (m.metadata->>'confidence')::float8 >= $4
+      ORDER BY m.metadata->>'nextExpectedAt', m.id LIMIT $5 OFFSET $6`,
+    [projectId, options.horizon.toISOString(), options.patternKind ?? null, options.minConfidence, options.limit, options.offset],
   );
-  return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_external_id }));
+  return rows.map((r) => toPattern(r).record);
 }
 
 /** Subjects of this project whose patterns are active: the nightly re-mining ages them. */
@@ -164,8 +165,8 @@ export async function projectsWithPatterns(db: Queryable): Promise<string[]> {
   return rows.map((r) => r.project_id);
 }
 
-/** The subjects (of any kind, or of `kind`) with this externalId that have activity or patterns. */
-export async function subjectsByExternalId(db: Queryable, projectId: string, externalId: string, kind: string | undefined): Promise<Subject[]> {
+/** The subjects (of any kind) with this externalId that have memories, events or observations. */
+export async function subjectsByExternalId(db: Queryable, projectId: string, externalId: string): Promise<Subject[]> {
   const { rows } = await db.query<{ subject_kind: string }>(
     `SELECT subject_kind FROM memories WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
      UNION SELECT subject_kind FROM events WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
@@ -173,5 +174,5 @@ export async function subjectsByExternalId(db: Queryable, projectId: string, ext
      ORDER BY 1`,
     [projectId, externalId],
   );
-  return rows.filter((r) => kind === undefined || r.subject_kind === kind).map((r) => ({ kind: r.subject_kind, externalId }));
+  return rows.map((r) => ({ kind: r.subject_kind, externalId }));
 }

@@ -15,17 +15,13 @@ import { newId } from '../../platform/ids.js';
 import { forecastOccurrence } from '../../../workers/behavior/bgnbd.js';
 import { anomaly, ewmaLevel, isAbstention, nextEvent, occurrenceFromRate } from '../../../workers/behavior/targets.js';
 import { matchesType, occurrenceStarts, readActivity, type Activity } from '../activity/store.js';
-import type { ProjectModels } from '../models.js';
-import { HORIZON, LOOKBACK, type Target, type TargetPrediction } from './schemas.js';
+import { BGNBD_MIN_SUBJECTS, type ProjectModels } from '../models.js';
+import { clamp, HORIZON, LOOKBACK, type Target, type TargetPrediction } from './schemas.js';
 import { recordPrediction } from './store.js';
 
 const DAY_MS = 86_400_000;
 /** Evidence ids answered, at most (the most recent). */
 const MAX_EVIDENCE = 50;
-
-export const clamp = (value: number | undefined, fallback: number, min: number, max: number): number =>
-  value === undefined || !Number.isFinite(value) ? fallback : Math.min(max, Math.max(min, value));
-
 
 const evidence = (activities: readonly Activity[]) => activities.slice(-MAX_EVIDENCE).reverse().map((a) => a.id);
 const days = (ms: number) => (ms / DAY_MS).toFixed(1);
@@ -123,8 +119,8 @@ export class TargetPredictor {
     const ids = evidence(ofType);
     const what = eventType === undefined ? 'any activity' : `"${eventType}"`;
     const model = await this.models.bgnbd(projectId, eventType, lookbackDays, now);
-    const fit = model.params;
-    if (fit.usable && fit.params && matched.length > 0) {
+    const fit = model?.params;
+    if (model && fit?.usable && fit.params && matched.length > 0) {
       const first = matched[0]!.at;
       const x = matched.length - 1;
       // As the project-wide summary has it: the count of occurrences, the time of the last activity.
@@ -142,7 +138,7 @@ export class TargetPredictor {
           valueLower: f.expectedLower,
           valueUpper: f.expectedUpper,
           explanation:
-            `BG/NBD (Fader, Hardie and Lee 2005) fitted on ${fit.subjects} subjects of this project with ${what} in the last ${lookbackDays} days ` +
+            `BG/NBD (Fader, Hardie and Lee 2005) fitted on ${model.subjects} subjects of this project with ${what} in the last ${lookbackDays} days ` +
             `(r ${p.r.toFixed(3)}, alpha ${p.alpha.toFixed(3)}, a ${p.a.toFixed(3)}, b ${p.b.toFixed(3)}): ${matched.length} occurrence(s), ` +
             `the last ${days(now.getTime() - ofType.at(-1)!.at)} days ago; P(still active) ${f.alive.toFixed(3)}; expected ${f.expected.toFixed(2)} in ${h} days.`,
           evidenceMemoryIds: ids,
@@ -154,7 +150,14 @@ export class TargetPredictor {
     if (exposureDays < 1) return { abstain: `insufficient_signal: the subject's activity spans ${days(exposureDays * DAY_MS)} days, at least 1 needed`, evidenceMemoryIds: ids };
     const rate = occurrenceFromRate(matched.length, exposureDays, h);
     if (isAbstention(rate)) return { abstain: rate.reason, evidenceMemoryIds: ids };
-    const why = fit.subjects < 50 ? `BG/NBD needs 50 subjects with ${what}; the project has ${fit.subjects}` : matched.length === 0 ? `no occurrence of ${what} yet` : 'the BG/NBD fit was not usable';
+    const why =
+      model === undefined
+        ? `BG/NBD is being fitted over the project's subjects with ${what} in the last ${lookbackDays} days; ask again shortly`
+        : model.subjects < BGNBD_MIN_SUBJECTS
+          ? `BG/NBD needs ${BGNBD_MIN_SUBJECTS} subjects with ${what}; the project has ${model.subjects}`
+          : matched.length === 0
+            ? `no occurrence of ${what} yet`
+            : 'the BG/NBD fit was not usable';
     return {
       answer: {
         ...EMPTY,
