@@ -61,6 +61,8 @@ export interface Config {
   readonly miningDebounceMs: number;
   /** ... or its first unmined activity is this old. */
   readonly miningMaxWaitMs: number;
+  /** POST /lattice/patterns/extract calls per minute per key (SDK-WIRE 4.4: 5). */
+  readonly patternExtractPerMinute: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on private, loopback and link-local addresses. */
   readonly webhookAllowPrivateTargets: boolean;
   /** One webhook attempt, connect to response. */
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
     miningDebounceMs: r.int('BEHAVIOR_MINING_DEBOUNCE_MS', 30_000, 0, 86_400_000),
     miningMaxWaitMs: r.int('BEHAVIOR_MINING_MAX_WAIT_MS', 300_000, 0, 86_400_000),
+    patternExtractPerMinute: r.int('PATTERN_EXTRACT_PER_MINUTE', 5, 1, 10_000_000),
     webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
     webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),

@@ -44,7 +44,7 @@ export function createBehaviorModule(
       ...bindMethods(profiler, ['profile']),
       ...bindMethods(context, ['build']),
     },
-    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy }),
+    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
     schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema],
     jobs: behaviorJobs(behavior, context, models),
     schedules: [

@@ -32,13 +32,16 @@ export interface BehaviorRouteDeps {
   profiler: Profiler;
   context: ContextBuilder;
   tenancy: Pick<TenancyApi, 'metered'>;
+  /** Extract calls per minute per key; counted apart from RATE_LIMIT_PER_MINUTE. */
+  extractPerMinute: number;
 }
 
-export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, tenancy }) => {
+export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, tenancy, extractPerMinute }) => {
   app.post(
     '/lattice/patterns/extract',
     {
-      config: { ...WRITE, audit: 'write.patterns' },
+      // Mining a whole project is the heaviest call there is: its own, stricter count per key.
+      config: { ...WRITE, audit: 'write.patterns', rateLimit: { max: extractPerMinute, timeWindow: 60_000 } },
       schema: {
         tags,
         summary: 'Mine behaviour patterns from activity',
@@ -47,6 +50,7 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
           'Patterns are behavior_pattern memories: a pattern found again is refreshed in place (same id), one that no longer holds is deactivated (metadata.active false), a new one is created and announced as a pattern.emerged event. ' +
           'With `subject` or `contactId` one subject is mined (contactId matches the externalId of subjects of any kind); with neither, every subject with activity in the window, as a job the call awaits (503 JOB_TIMEOUT past the request timeout; the job still completes). ' +
           'A pattern found over a longer window than this call\'s is not deactivated by it (a monthly habit needs months to show). ' +
+          `At most PATTERN_EXTRACT_PER_MINUTE calls per minute per key (default 5, as the SDK states; counted apart from RATE_LIMIT_PER_MINUTE): over it, 429 RATE_LIMIT with Retry-After. ` +
           'Mining also runs by itself, over the last 365 days: for a subject, once its new activity has been quiet for BEHAVIOR_MINING_DEBOUNCE_MS (default 30 s, at most BEHAVIOR_MINING_MAX_WAIT_MS, default 5 min, after the first), and nightly for every subject with active patterns.',
         body: ExtractBodySchema,
         response: { 200: ExtractReportSchema },

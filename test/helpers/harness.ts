@@ -83,6 +83,8 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
     // events) appear behind its back; the behaviour tests set it to 0 and mine the queue themselves.
     BEHAVIOR_MINING_DEBOUNCE_MS: '3600000',
     BEHAVIOR_MINING_MAX_WAIT_MS: '3600000',
+    // Test files mine on demand many times a minute; the limit's own test sets the default back.
+    PATTERN_EXTRACT_PER_MINUTE: '100000',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(REDIS_URL ? { REDIS_URL, QUEUE_PREFIX: uniqueName('lt') } : {}),
     ...env,

@@ -104,6 +104,30 @@ describe('rate limiting', () => {
     expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
     expect((await h.call('POST', p.projectId, BACKFILL, { apiKey: second, body: {} })).statusCode).toBe(200);
   });
+
+  it('counts pattern extraction apart, 5 calls a minute per key by default', async () => {
+    const limited = await createHarness({ env: { PATTERN_EXTRACT_PER_MINUTE: '5' } });
+    try {
+      const p = await limited.project();
+      const q = await limited.project();
+      const second = await limited.key(p.projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
+      const extract = (projectId: string, apiKey?: string) =>
+        limited.call('POST', projectId, '/lattice/patterns/extract', { ...(apiKey ? { apiKey } : {}), body: { subject: { kind: 'customer', externalId: 'c-1' } } });
+      const codes: number[] = [];
+      for (let i = 0; i < 6; i++) codes.push((await extract(p.projectId)).statusCode);
+      expect(codes).toEqual([200, 200, 200, 200, 200, 429]);
+      const refused = await extract(p.projectId);
+      expectErrorShape(refused.json(), 429, 'RATE_LIMIT');
+      expect(refused.json().message).toContain('5 requests per minute');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // Other routes of the same key, another key of the project and another project are not held back.
+      expect((await limited.call('POST', p.projectId, BACKFILL, { body: {} })).statusCode).toBe(200);
+      expect((await extract(p.projectId, second)).statusCode).toBe(200);
+      expect((await extract(q.projectId)).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('dependency down', () => {
