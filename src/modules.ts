@@ -6,6 +6,7 @@ import { createAlertsModule } from './alerts/index.js';
 import { createBehaviorModule } from './behavior/index.js';
 import { createEmbeddingsModule } from './embeddings/index.js';
 import { createEventsModule } from './events/index.js';
+import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
 import type { Db } from './platform/db.js';
 import { Composition, jobRunner, type AnyModule } from './platform/module.js';
@@ -21,7 +22,8 @@ function compose(runtime: Runtime) {
     .with('events', () => createEventsModule(runtime))
     .with('alerts', ({ events, memory }) => createAlertsModule(runtime, { events, memory }))
     .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }))
-    .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }));
+    .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }))
+    .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }));
 }
 
 /** Every domain's api, by domain name. */

@@ -13,17 +13,20 @@ import { PredictedEventSchema, TargetPredictionSchema } from './predict/schemas.
 import { TargetPredictor } from './predict/target.js';
 import { Profiler } from './profile/profile.js';
 import { ProfileSchema } from './profile/schemas.js';
+import { BehaviorRefs } from './refs.js';
 import { behaviorRoutes } from './routes.js';
 import { ContextBuilder } from './context/context.js';
 import { BundleSchema } from './context/schemas.js';
 import { BehaviorService, behaviorJobs, type BehaviorJobs } from './service.js';
 
 export type { BehaviorJobs } from './service.js';
+export type { Calibration, CalibrationBucket, PatternRef } from './refs.js';
 
 export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue'> &
   Pick<TargetPredictor, 'predict'> &
   Pick<Profiler, 'profile'> &
-  Pick<ContextBuilder, 'build'>;
+  Pick<ContextBuilder, 'build'> &
+  Pick<BehaviorRefs, 'patternRefs' | 'predictionRefs' | 'applyOutcomeEvidence' | 'calibration'>;
 
 export function createBehaviorModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
@@ -36,6 +39,7 @@ export function createBehaviorModule(
   const predictor = new TargetPredictor(db, models);
   const profiler = new Profiler(db, models);
   const context = new ContextBuilder(db, pool, profiler);
+  const refs = new BehaviorRefs(db);
   return {
     name: 'behavior',
     api: {
@@ -43,6 +47,7 @@ export function createBehaviorModule(
       ...bindMethods(predictor, ['predict']),
       ...bindMethods(profiler, ['profile']),
       ...bindMethods(context, ['build']),
+      ...bindMethods(refs, ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration']),
     },
     routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
     schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema],

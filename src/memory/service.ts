@@ -86,34 +86,7 @@ export class MemoryService {
 
   /** Saves memories verbatim. Replays (same live content) answer the existing memory. */
   async saveMany(projectId: string, inputs: readonly SaveInput[]): Promise<SaveResult[]> {
-    const rows: store.NewMemory[] = inputs.map((input) => {
-      const content = input.content.trim();
-      if (content.length === 0) throw new ValidationError('content must not be blank');
-      const subject = subjectOf(input.subject, input.metadata);
-      return {
-        id: input.id ? normaliseId(input.id) : newId('mem'),
-        projectId,
-        content,
-        contentHash: contentHash(content),
-        type: input.type ?? 'fact',
-        scope: input.scope ?? 'project',
-        status: input.status ?? 'confirmed',
-        importance: input.importance ?? 5,
-        confidence: input.confidence ?? 1,
-        category: input.category ?? null,
-        source: input.source ?? null,
-        subjectKind: subject?.kind ?? null,
-        subjectExternalId: subject?.externalId ?? null,
-        agentId: input.agentId ?? null,
-        userId: input.userId ?? (subject?.kind === 'user' ? subject.externalId : null),
-        sessionKey: input.sessionKey ?? null,
-        metadata: input.metadata ?? null,
-        impact: input.impact ?? null,
-        validFrom: input.validFrom,
-        sourceMemoryIds: input.sourceMemoryIds ?? [],
-        reviewReason: null,
-      };
-    });
+    const rows = inputs.map((input) => newRow(projectId, input));
     const byId = new Map((await store.insertMemories(this.db, rows)).map((m) => [m.id, m]));
     const results: SaveResult[] = [];
     for (const row of rows) {
@@ -154,6 +127,24 @@ export class MemoryService {
   /** Once a transaction that wrote keyed memories has committed: their embedding is scheduled. */
   afterKeyedCommit(projectId: string): Promise<void> {
     return this.scheduleEmbeddingOrLeaveToSweep(projectId);
+  }
+
+  /**
+   * Saves engine records (a decision, an outcome) inside the caller's transaction, so that they and
+   * the memories that mirror them commit or fail together. Every row must be new (its content
+   * names its record); the embedding is scheduled by `afterKeyedCommit` once committed.
+   */
+  async saveInTransaction(tx: Queryable, projectId: string, inputs: readonly SaveInput[]): Promise<Memory[]> {
+    const rows = inputs.map((input) => newRow(projectId, input));
+    const inserted = await store.insertMemories(tx, rows);
+    if (inserted.length !== rows.length) throw new ConflictError('a memory with the same id or content already exists; retry');
+    return inserted;
+  }
+
+  /** The memories of the project among `ids` (superseded ones too), with their confidence. */
+  async confidences(projectId: string, ids: readonly string[]): Promise<Map<string, number>> {
+    const found = await store.getMemories(this.db, projectId, [...new Set(ids)]);
+    return new Map(found.map((m) => [m.id, m.confidence]));
   }
 
   async save(projectId: string, input: SaveInput): Promise<SaveResult> {
@@ -411,5 +402,35 @@ export function embeddingJobs(memory: MemoryService): JobHandlers<EmbeddingJobs>
     'memory.embed-backfill': ({ projectId, batch }) => memory.embedPending(projectId, batch),
     'memory.embed-drain': ({ projectId }) => memory.drainEmbeddings(projectId),
     'memory.embed-sweep': () => memory.sweepUnembedded(),
+  };
+}
+
+/** A memory row as a save writes it: content trimmed (blank refused), the defaults filled in. */
+function newRow(projectId: string, input: SaveInput): store.NewMemory {
+  const content = input.content.trim();
+  if (content.length === 0) throw new ValidationError('content must not be blank');
+  const subject = subjectOf(input.subject, input.metadata);
+  return {
+    id: input.id ? normaliseId(input.id) : newId('mem'),
+    projectId,
+    content,
+    contentHash: contentHash(content),
+    type: input.type ?? 'fact',
+    scope: input.scope ?? 'project',
+    status: input.status ?? 'confirmed',
+    importance: input.importance ?? 5,
+    confidence: input.confidence ?? 1,
+    category: input.category ?? null,
+    source: input.source ?? null,
+    subjectKind: subject?.kind ?? null,
+    subjectExternalId: subject?.externalId ?? null,
+    agentId: input.agentId ?? null,
+    userId: input.userId ?? (subject?.kind === 'user' ? subject.externalId : null),
+    sessionKey: input.sessionKey ?? null,
+    metadata: input.metadata ?? null,
+    impact: input.impact ?? null,
+    validFrom: input.validFrom,
+    sourceMemoryIds: input.sourceMemoryIds ?? [],
+    reviewReason: null,
   };
 }

@@ -103,3 +103,23 @@ export async function fastUnlessConflict<T>(tx: Queryable, fast: () => Promise<T
     return result;
   }
 }
+
+/** SQLSTATEs after which the whole transaction may simply be run again. */
+const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+
+/**
+ * Runs `fn` in a transaction, again (up to `attempts` times in all, after a short random pause)
+ * when Postgres aborted it as a deadlock victim or a serialization failure: the caller never sees
+ * one. `fn` must be safe to run again (it only touches the database through `tx`).
+ */
+export async function transactionWithRetry<T>(db: Pick<Db, 'transaction'>, fn: (tx: Queryable) => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(fn);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    }
+  }
+}

@@ -11,7 +11,7 @@ import { TypedService, typedJobs, type TypedJobs } from './service.js';
 
 export type { TypedJobs } from './service.js';
 
-export type TypedApi = Pick<TypedService, 'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'listObservations' | 'accumulator'>;
+export type TypedApi = Pick<TypedService, 'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'listObservations' | 'observationIds' | 'accumulator'>;
 
 export function createTypedModule(
   runtime: Pick<Runtime, 'db' | 'log' | 'queue'>,
@@ -20,7 +20,7 @@ export function createTypedModule(
   const typed = new TypedService(runtime.db, domainQueue<TypedJobs>(runtime.queue, 'typed'), deps.tenancy, deps.events, runtime.log);
   return {
     name: 'typed',
-    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'listObservations', 'accumulator']),
+    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'listObservations', 'observationIds', 'accumulator']),
     routes: async (app) => app.register(typedRoutes, { typed }),
     jobs: typedJobs(typed),
     // Queued batches whose job was lost (a crash, a queue outage) are enqueued again.

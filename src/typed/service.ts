@@ -224,6 +224,11 @@ export class TypedService {
 
   // ---- reads ----------------------------------------------------------------------------------
 
+  /** The typed observations of the project among `ids`. */
+  observationIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
+    return observations.existingObservationIds(this.db, projectId, ids);
+  }
+
   listObservations(projectId: string, query: ObservationQuery) {
     const subject = parseSubject(query.subject);
     return observations.listObservations(this.db, projectId, {

@@ -88,6 +88,14 @@ describe("another project's ids on a project's own routes", () => {
       },
     ]);
 
+    // A decision of B's, citing B's pattern.
+    const bDecision = (
+      await h.call('POST', b.projectId, '/lattice/decisions', {
+        body: { subject: { kind: 'customer', externalId: 'b-contact' }, actionType: `${secret} action`, informedBy: [{ memoryId: bPattern!.id, refType: 'pattern' }] },
+      })
+    ).json();
+    expect(bDecision.decisionId).toMatch(/^dec_/);
+
     const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact' };
     /**
      * Parameters that name a subject rather than a resource: a list under another project's subject
@@ -108,6 +116,8 @@ describe("another project's ids on a project's own routes", () => {
       'PATCH /admin/memory/{memoryId} supersededById': { path: `/admin/memory/${aMemory.id}`, body: { supersededById: bMemory.id } },
       'POST /lattice/events/emit sourceMemoryIds': { body: { eventType: 'iso.ref', sourceMemoryIds: [bMemory.id] } },
       'POST /lattice/events/emit sourcePatternId': { body: { eventType: 'iso.pattern', sourcePatternId: bMemory.id } },
+      'POST /lattice/decisions memoryId': { body: { subject: { kind: 'customer', externalId: 'a-1' }, informedBy: [{ memoryId: bPattern!.id, refType: 'pattern' }] } },
+      'POST /lattice/outcomes decisionId': { body: { decisionId: bDecision.decisionId, result: 'success' } },
     };
 
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();

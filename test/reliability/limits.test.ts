@@ -84,6 +84,7 @@ describe('batch and list maxima', () => {
     for (const [attributeKey, dataType] of [['w', 'numeric'], ['c', 'categorical']]) {
       expect((await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey, dataType } })).statusCode).toBe(201);
     }
+    evidenceId = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Evidence the decisions cite' } })).json().id;
   });
   afterAll(async () => {
     await mcp?.close();
@@ -93,6 +94,8 @@ describe('batch and list maxima', () => {
   const count = async (sql: string, params: unknown[]) => Number((await h.db.query<{ n: string }>(sql, params)).rows[0]!.n);
   const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
   let ruleId: string;
+  /** A memory of the project that decisions may cite. */
+  let evidenceId: string;
   const memoryChannel = () => ({ kind: 'memory', writeAs: { content: 'noted {{event.eventType}}', scope: 'project' } });
   const rule = (notify: unknown[]) => ({ name: 'limits', trigger: { kind: 'engine-event', eventTypes: ['limits.never'] }, notify });
 
@@ -143,6 +146,12 @@ describe('batch and list maxima', () => {
     },
     'POST /lattice/context/batch include': { field: 'include', body: (n) => ({ subjects: [limitsSubject], include: sections(n) }), accepted: 200 },
     'POST /lattice/context/batch excludeCategories': { field: 'excludeCategories', body: (n) => ({ subjects: [limitsSubject], excludeCategories: categories(n) }), accepted: 200 },
+    'POST /lattice/decisions informedBy': {
+      field: 'informedBy',
+      body: (n) => ({ subject: limitsSubject, informedBy: Array.from({ length: n }, () => ({ memoryId: evidenceId, refType: 'collective' })) }),
+      accepted: 201,
+      afterMax: async (n) => expect(await count("SELECT jsonb_array_length(informed_by) AS n FROM learning_decisions WHERE project_id = $1", [p.projectId])).toBe(n),
+    },
   };
   const limitsSubject = { kind: 'user', externalId: 'limits' };
   const SECTIONS = ['profile', 'patterns', 'predictions', 'memories', 'observations'];
@@ -235,6 +244,7 @@ describe('batch and list maxima', () => {
       'GET /memory-typed/observations': (body) => body,
       'GET /lattice/contacts/{contactId}/patterns': (body) => body.data,
       'GET /lattice/predictions/upcoming': (body) => body.predictions,
+      'GET /lattice/outcomes': (body) => body.outcomes,
     };
     /** A route's path with its parameters filled in. */
     const concrete = (path: string) => path.replace('{contactId}', 'limits-contact');
@@ -279,6 +289,17 @@ describe('batch and list maxima', () => {
           validFrom: new Date(),
           validTo: null,
         })),
+      );
+      // 1,001 outcomes of one decision, through SQL: more than the outcome list's maximum.
+      await h.db.query(
+        `INSERT INTO learning_decisions (project_id, id, subject_kind, subject_external_id, status, occurred_at, memory_id)
+         VALUES ($1, 'dec_limits', 'user', 'limits', 'executed', now(), 'mem_limits_decision')`,
+        [p.projectId],
+      );
+      await h.db.query(
+        `INSERT INTO learning_outcomes (project_id, id, decision_id, subject_kind, subject_external_id, result, realized_at, attributed, memory_id)
+         SELECT $1, 'out_limits' || i, 'dec_limits', 'user', 'limits', 'success', now(), true, 'mem_limits_outcome' || i FROM generate_series(1, 1001) AS i`,
+        [p.projectId],
       );
       for (let start = 0; start < 1001; start += 50) {
         await Promise.all(

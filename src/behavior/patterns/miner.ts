@@ -11,10 +11,11 @@ import type { EventsApi } from '../../events/index.js';
 import { ENGINE_EVENT_TYPES, type NewEvent } from '../../events/schemas.js';
 import type { KeyedMemory, KeyedWrite, MemoryApi } from '../../memory/index.js';
 import type { Subject } from '../../platform/common-schemas.js';
-import type { Db } from '../../platform/db.js';
+import type { Db, Queryable } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
 import type { MinedPattern, MiningInput } from '../../../workers/behavior/mining.js';
 import { readActivity, type Activity, type SubjectActivity } from '../activity/store.js';
+import { patternPrior, posteriorConfidence } from '../../../workers/behavior/confidence.js';
 import { summarise } from './describe.js';
 import type { ExtractReport, PatternMeta } from './schemas.js';
 import * as store from './store.js';
@@ -161,7 +162,7 @@ export class PatternMiner {
     // The patterns and the announcement of the new ones commit together: a crash between them
     // would leave a pattern that is never announced (mined again, it is not new).
     const { created, receipt } = await this.db.transaction(async (tx) => {
-      const written = (await this.memory.upsertKeyed(projectId, rows, tx)).filter((w) => w.created);
+      const written = (await this.memory.upsertKeyed(projectId, await carryEvidence(tx, projectId, rows, stored), tx)).filter((w) => w.created);
       const events = announcements(written, rows);
       return { created: written, receipt: events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined };
     });
@@ -204,6 +205,28 @@ export class PatternMiner {
       validTo: null,
     };
   }
+}
+
+/**
+ * Outcome evidence (learning's updates) carries over a refresh, including evidence committed since
+ * the patterns were read: the stored rows are locked first (in id order, as the outcome writer
+ * locks them), then each refreshed pattern's confidence is its new mined prior updated by it.
+ */
+async function carryEvidence(tx: Queryable, projectId: string, rows: readonly KeyedMemory[], stored: ReadonlyMap<string, store.StoredPattern>): Promise<KeyedMemory[]> {
+  const idOf = (r: KeyedMemory) => stored.get(slot(r.subjectKind, r.subjectExternalId, r.key))?.record.id;
+  const locked = await store.lockPatterns(tx, projectId, rows.flatMap((r) => idOf(r) ?? []));
+  return rows.map((row) => {
+    const found = locked.get(idOf(row) ?? '');
+    if (!found || found.evidence.hits + found.evidence.misses === 0) return row;
+    const meta = row.metadata as PatternMeta;
+    const prior = patternPrior(meta.hits, meta.misses);
+    const confidence = posteriorConfidence(prior, found.evidence.hits, found.evidence.misses);
+    return {
+      ...row,
+      confidence,
+      metadata: { ...meta, confidence, minedConfidence: prior.confidence, outcomeHits: found.evidence.hits, outcomeMisses: found.evidence.misses },
+    };
+  });
 }
 
 /** One `pattern.emerged` event per new pattern; alert rules on it fire through the queue. */

@@ -21,9 +21,15 @@ export const PatternMetaSchema = Type.Object(
     eventType: Type.Optional(Type.String({ description: 'The activity type the pattern was mined from; absent for untyped activity' })),
     entityExternalIds: Type.Optional(Type.Array(Type.String(), { description: 'entity_preference: the preferred entity' })),
     cadence: Type.Optional(CadenceSchema),
-    confidence: Type.Number({ description: 'Beta posterior mean (hits + 1) / (hits + misses + 2)' }),
-    hits: Type.Integer(),
-    misses: Type.Integer(),
+    confidence: Type.Number({
+      description:
+        'The pattern\'s confidence: mined, the Beta posterior mean (hits + 1) / (hits + misses + 2); once decisions citing the pattern have outcomes, that updated by them (minedConfidence is then the mined value)',
+    }),
+    hits: Type.Integer({ description: 'Mined: periods (or activities) the pattern held for' }),
+    misses: Type.Integer({ description: 'Mined: periods (or activities) it did not' }),
+    minedConfidence: Type.Optional(Type.Number({ description: 'The confidence mining alone gives, once outcomes have moved `confidence`' })),
+    outcomeHits: Type.Optional(Type.Number({ description: 'Weighted successes of decisions that cited the pattern (a partial outcome counts half)' })),
+    outcomeMisses: Type.Optional(Type.Number({ description: 'Weighted failures of decisions that cited the pattern' })),
     observationCount: Type.Integer(),
     observationWindowDays: Type.Number(),
     lastObservedAt: Timestamp(),

@@ -176,3 +176,48 @@ export async function subjectsByExternalId(db: Queryable, projectId: string, ext
   );
   return rows.map((r) => ({ kind: r.subject_kind, externalId }));
 }
+
+/** Outcome evidence a pattern has gathered (learning's ref updates), kept in its metadata. */
+export interface OutcomeEvidence {
+  hits: number;
+  misses: number;
+}
+
+/**
+ * Locks these patterns (in id order, as every writer of pattern rows does, so two writers never
+ * wait on each other in a circle) and reads their mined counts and outcome evidence.
+ */
+export async function lockPatterns(db: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, { minedHits: number; minedMisses: number; evidence: OutcomeEvidence }>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; metadata: PatternMeta }>(
+    `SELECT id, metadata FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL ORDER BY id FOR UPDATE`,
+    [projectId, [...new Set(ids)]],
+  );
+  return new Map(
+    rows.map((r) => [r.id, { minedHits: r.metadata.hits, minedMisses: r.metadata.misses, evidence: { hits: r.metadata.outcomeHits ?? 0, misses: r.metadata.outcomeMisses ?? 0 } }]),
+  );
+}
+
+/** Sets patterns' confidence and outcome evidence (the rows are locked by the caller's transaction). */
+export async function writeConfidence(db: Queryable, projectId: string, rows: readonly { id: string; confidence: number; minedConfidence: number; evidence: OutcomeEvidence }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `UPDATE memories m
+        SET confidence = v.confidence,
+            metadata = m.metadata || jsonb_build_object('confidence', v.confidence, 'minedConfidence', v.mined, 'outcomeHits', v.hits, 'outcomeMisses', v.misses),
+            updated_at = now()
+       FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::float8[]) AS v(id, confidence, mined, hits, misses)
+      WHERE m.project_id = $1 AND m.id = v.id`,
+    [projectId, rows.map((r) => r.id), rows.map((r) => r.confidence), rows.map((r) => r.minedConfidence), rows.map((r) => r.evidence.hits), rows.map((r) => r.evidence.misses)],
+  );
+}
+
+/** Patterns by id with what a decision citing them needs: the prior their mining gives, their kind. */
+export async function patternRefs(db: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, { minedHits: number; minedMisses: number; patternKind: string }>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; metadata: PatternMeta }>(
+    `SELECT id, metadata FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL AND type = 'behavior_pattern'`,
+    [projectId, [...new Set(ids)]],
+  );
+  return new Map(rows.map((r) => [r.id, { minedHits: r.metadata.hits, minedMisses: r.metadata.misses, patternKind: r.metadata.patternKind }]));
+}

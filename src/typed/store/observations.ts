@@ -166,3 +166,10 @@ export async function loadSeries(
   }
   return series;
 }
+
+/** The observations of the project among `ids` (any status): what a decision may cite. */
+export async function existingObservationIds(db: Queryable, projectId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM typed_observations WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, [...new Set(ids)]]);
+  return new Set(rows.map((r) => r.id));
+}
