@@ -14,13 +14,16 @@
 //   POST /memory-typed/observations               a row's dedupe hash (subject, attribute, observedAt, value, source), and its client id
 //                                                                                           200 { accepted: 0, duplicates: 1 }
 //   POST /memory-typed/observations/enqueue       the same, when the job ingests the batch  202 { enqueued: 1 } each; one row once the jobs ran
+//   POST /lattice/decisions with an idempotencyKey (project, idempotencyKey)                201 first, 200 with the same decision after
+//   POST /lattice/outcomes with an idempotencyKey  (project, idempotencyKey)                201 first, 200 with the same answer (and
+//                                                                                           the same ref updates, made once) after
 //   MCP memory_save                               as POST /admin/memory                     { created: false } with the same id
 //   MCP memory_observe                            as POST /memory/observe                   { saved: [] }
 //   bootstrap (LATTICE_BOOTSTRAP_PROJECT and _API_KEY, or the demo project)   project id / key hash: one project, one key
 // Not idempotent, by design: POST /memory-alerts (it takes no key: each call is a new rule); PATCH,
 // DELETE, confirm and promote act on an existing row; dedup, consolidate and the embedding backfill
-// are maintenance runs; the searches read. SPEC's decisions and outcomes (idempotencyKey) are not
-// served by this service. The last test fails when an operation or tool whose description speaks of
+// are maintenance runs; the searches read; a decision or outcome without an idempotencyKey is a new
+// record each time. The last test fails when an operation or tool whose description speaks of
 // idempotency or deduplication is not in this file.
 //
 // Other files race fewer requests at some of these (test/events/events.test.ts 10 emits,
@@ -283,6 +286,35 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
         await expectOneObservation(p.projectId, c.id);
       });
     }
+  });
+
+  describe('decisions and outcomes', () => {
+    race('POST /lattice/decisions', 'with an idempotencyKey: one decision and one decision memory; 201 first, every repeat 200 with it', async () => {
+      const p = await h.project();
+      const answers = await fifty(p.projectId, 'POST', '/lattice/decisions', { subject: { kind: 'user', externalId: 'u1' }, actionType: 'nudge', idempotencyKey: 'race-decision' });
+      expect(statuses(answers)).toEqual(firstThenRepeats(201, 200));
+      const ids = new Set(answers.map((a) => a.json().decisionId as string));
+      expect(ids.size).toBe(1);
+      const { rows } = await h.db.query<{ id: string }>('SELECT id FROM learning_decisions WHERE project_id = $1', [p.projectId]);
+      expect(rows.map((r) => r.id)).toEqual([...ids]);
+      expect(await count("SELECT count(*) AS n FROM memories WHERE project_id = $1 AND type = 'decision'", [p.projectId])).toBe(1);
+    });
+
+    race('POST /lattice/outcomes', "with an idempotencyKey: one outcome, its refs updated once; every repeat answers the first's updates", async () => {
+      const p = await h.project();
+      const evidence = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'the evidence', confidence: 0.5 } })).json();
+      const decision = (
+        await h.call('POST', p.projectId, '/lattice/decisions', { body: { subject: { kind: 'user', externalId: 'u1' }, informedBy: [{ memoryId: evidence.id, refType: 'collective' }] } })
+      ).json();
+      const answers = await fifty(p.projectId, 'POST', '/lattice/outcomes', { decisionId: decision.decisionId, result: 'success', idempotencyKey: 'race-outcome' });
+      expect(statuses(answers)).toEqual(firstThenRepeats(201, 200));
+      expect(new Set(answers.map((a) => JSON.stringify(a.json()))).size).toBe(1);
+      expect(answers[0]!.json().updates).toEqual([expect.objectContaining({ refId: evidence.id, hits: 1, misses: 0 })]);
+      expect(await count('SELECT count(*) AS n FROM learning_outcomes WHERE project_id = $1', [p.projectId])).toBe(1);
+      expect(await count("SELECT count(*) AS n FROM memories WHERE project_id = $1 AND type = 'outcome'", [p.projectId])).toBe(1);
+      const evidenceRows = await h.db.query<{ hits: number; misses: number }>('SELECT hits, misses FROM learning_ref_evidence WHERE project_id = $1', [p.projectId]);
+      expect(evidenceRows.rows).toEqual([{ hits: 1, misses: 0 }]);
+    });
   });
 
   describe('first-start provisioning', () => {

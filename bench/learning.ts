@@ -1,0 +1,593 @@
+// Learning benchmark: does the closed loop (decisions, outcomes, the Beta-Binomial update of the
+// evidence they cite) learn what is true, and are recorded predictions calibrated once scored?
+// Everything the loop does goes through the HTTP API (app.inject on the app buildApp makes, with
+// the key of an enterprise project), on PGlite in memory (in-process queue) and, when DATABASE_URL
+// is set, on Postgres (a throwaway lattice_bench_* database; with REDIS_URL also set, BullMQ under a
+// throwaway QUEUE_PREFIX). Markdown tables go to stdout, progress to stderr.
+//   1. Convergence (simulated, seeded): K patterns written as behavior_pattern memories through
+//      lattice.apis.memory.upsertKeyed (as mining writes them), each with mined hits and misses drawn
+//      at random (0 to 40 mined periods, so the priors differ in mean and in strength, up to the cap
+//      of 10 pseudo-outcomes) and a true success rate drawn uniformly in [0.05, 0.95], independent
+//      of its mined confidence. One agent per pattern, all agents at once, each acting on its
+//      pattern again and again: POST /lattice/decisions citing it (refType pattern), then
+//      POST /lattice/outcomes with success drawn Bernoulli(true rate), else failure (no partials).
+//      One decision per outcome by default (the realistic flow, two calls per outcome;
+//      BENCH_LEARNING_OUTCOMES_PER_DECISION=10 records ten outcomes on each decision instead).
+//      After N = 10, 100 and 1,000 outcomes each agent reads its pattern back through
+//      GET /lattice/patterns/{id}; the table gives the mean absolute error of that confidence
+//      against the true rates beside two same-run baselines: the mined prior alone (no learning)
+//      and the raw success frequency (successes / N). Checked at every N, and the run fails if not:
+//      the confidence read back equals the posteriorConfidence of the last outcome's `updates`
+//      (within 1e-9) and the conjugate update computed here, (c s + H) / (s + H + M) with
+//      c = (hits + 1) / (hits + misses + 2) and s = min(10, hits + misses + 2) of the mined counts.
+//   2. Calibration on the apparel development set (bench/data/apparel_trans.csv, as bench/predict.ts
+//      reads it): calibration end 2005-12-31, horizons 90 and 180 days, one project per horizon (so
+//      the report holds the predictions of one horizon). The calibration purchases are ingested
+//      through POST /memory-typed/observations time-shifted so that the calibration end is now, each
+//      at noon of its day (same-day repeats +1 min). The project's BG/NBD fit is set off by asking
+//      the first customer with horizonDays 365 until BG/NBD answers: those warm-up predictions are
+//      recorded too but fall due after the scoring time used below, so they are never scored and
+//      stay out of the Brier score and the ECE (they count in the report's prediction total). Then
+//      every customer is asked POST /memory-intelligence/predict (event_occurrence "purchase", horizon
+//      h) once. Then the holdout purchases of (calEnd, calEnd + h] are ingested through the same
+//      route with the same time shift: their observedAt lies in the future, which the route accepts
+//      (it checks only that observedAt parses). The first is at noon of the day after the
+//      calibration end, 12 h after "now": after every prediction was made, and the last is 12 h
+//      before the predictions fall due. lattice.apis.behavior.scoreDue(now + (h + 1) days) is called
+//      until it scores none (a hit: a purchase in (madeAt, dueAt]), then GET /lattice/calibration
+//      ?bucketCount=10. The bench recomputes the Brier score and the ECE (the same 10 equal-width
+//      buckets) from the answers and the data; the run fails if they differ from the report's by
+//      more than 1e-6, or if the report scored another number of predictions than answered. Beside
+//      them, the same-run baseline: the base rate (the share of customers who bought in the last h
+//      days of the calibration, the same p for all) scored on the same customers.
+//
+// Run after a build (the worker pool loads dist/workers/index.js):
+//   npm run bench:learning
+//   BENCH_SKIP_PGLITE=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:learning
+// Settings: BENCH_LEARNING_PATTERNS (K; default 30 on Postgres, 10 on PGlite, where the calls run
+// one at a time on its single connection), BENCH_LEARNING_OUTCOMES_PER_DECISION (1),
+// BENCH_SKIP_PGLITE=1 (Postgres only). This bench sets in its own environment, before the contexts
+// read their config: BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no
+// mining in the background: it would re-mine the simulated patterns and the apparel customers),
+// REQUEST_TIMEOUT_MS 600000 and RATE_LIMIT_PER_MINUTE 10000000 (the calls would pass the default 6,000).
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import type { Lattice } from '../src/modules.js';
+import { createLogger } from '../src/platform/logger.js';
+import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
+import { markdownTable, mulberry32, perSecond, progress, runBench, sleep, withPgliteContext, withPostgresContext } from './support.js';
+
+process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
+process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
+process.env.REQUEST_TIMEOUT_MS ??= '600000';
+process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
+
+const positiveInt = (key: string, fallback: number): number => {
+  const value = Number(process.env[key] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
+  return value;
+};
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const ATTRIBUTE = 'purchase';
+const KIND = 'customer';
+const BATCH = 10_000;
+
+// Part 1.
+const PATTERNS_OVERRIDE = process.env.BENCH_LEARNING_PATTERNS === undefined ? undefined : positiveInt('BENCH_LEARNING_PATTERNS', 1);
+const PG_PATTERNS = 30;
+const PGLITE_PATTERNS = 10;
+const CHECKPOINTS = [10, 100, 1000];
+const OUTCOMES = CHECKPOINTS.at(-1)!;
+const OUTCOMES_PER_DECISION = positiveInt('BENCH_LEARNING_OUTCOMES_PER_DECISION', 1);
+const MAX_MINED_PERIODS = 40;
+const PRIOR_CAP = 10;
+const EXACT = 1e-9;
+
+// Part 2.
+const CAL_END = '2005-12-31';
+const HORIZONS = [90, 180];
+const WARMUP_HORIZON = 365;
+const BINS = 10;
+const AGREE = 1e-6;
+
+const log = createLogger('warn');
+const out: string[] = [];
+const write = (text = '') => out.push(text);
+
+const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
+const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
+const fixed = (x: number | null, digits = 4) => (x !== null && Number.isFinite(x) ? x.toFixed(digits) : '–');
+const sci = (x: number) => (x === 0 ? '0' : x.toExponential(1));
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+class HttpError extends Error {
+  constructor(method: string, path: string, status: number, body: string) {
+    super(`${method} ${path} answered ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+/** One project's key, calling /api/v1/projects/{projectId}/... through app.inject. */
+class ProjectClient {
+  constructor(
+    private readonly app: FastifyInstance,
+    readonly projectId: string,
+    private readonly apiKey: string,
+  ) {}
+
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const response = await this.app.inject({
+      method,
+      url: `/api/v1/projects/${this.projectId}${path}`,
+      headers: { authorization: `Bearer ${this.apiKey}` },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    if (response.statusCode >= 300) throw new HttpError(method, path, response.statusCode, response.body);
+    return response.json() as T;
+  }
+
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.call('POST', path, body);
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.call('GET', path);
+  }
+}
+
+interface Run {
+  ctx: Lattice;
+  app: FastifyInstance;
+  setup: string;
+  postgres: boolean;
+}
+
+/** An enterprise project, a read-write key for it, and the purchase attribute (USD). */
+async function openProject(run: Run, projectId: string): Promise<ProjectClient> {
+  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
+  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
+  const client = new ProjectClient(run.app, projectId, apiKey);
+  await client.post('/memory-typed/attributes', { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'USD' });
+  return client;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Convergence of pattern confidence to the true success rate
+
+interface RefUpdate {
+  refId: string;
+  refType: string;
+  priorConfidence: number;
+  posteriorConfidence: number;
+  hits: number;
+  misses: number;
+}
+interface OutcomeAnswer {
+  outcomeId: string;
+  attributed: boolean;
+  updates: RefUpdate[];
+}
+interface PatternAnswer {
+  id: string;
+  confidence: number;
+  metadata: { hits: number; misses: number; minedConfidence?: number; outcomeHits?: number; outcomeMisses?: number };
+}
+
+interface SimPattern {
+  index: number;
+  id: string;
+  subject: string;
+  minedHits: number;
+  minedMisses: number;
+  trueRate: number;
+  /** At each checkpoint: the confidence read back, the successes so far. */
+  read: Map<number, { confidence: number; successes: number }>;
+}
+
+const minedConfidence = (p: SimPattern) => (p.minedHits + 1) / (p.minedHits + p.minedMisses + 2);
+const priorStrength = (p: SimPattern) => Math.min(PRIOR_CAP, p.minedHits + p.minedMisses + 2);
+/** The conjugate update, computed here independently of the service. */
+const expectedPosterior = (p: SimPattern, hits: number, misses: number) =>
+  (minedConfidence(p) * priorStrength(p) + hits) / (priorStrength(p) + hits + misses);
+
+async function benchConvergence(run: Run, k: number): Promise<void> {
+  const { ctx, setup } = run;
+  const client = await openProject(run, 'learning-convergence');
+  const random = mulberry32(20_251);
+  const now = Date.now();
+  const patterns: SimPattern[] = [];
+  const rows = [];
+  for (let i = 0; i < k; i++) {
+    const periods = Math.floor(random() * (MAX_MINED_PERIODS + 1));
+    const minedHits = Math.floor(random() * (periods + 1));
+    const minedMisses = periods - minedHits;
+    const trueRate = 0.05 + 0.9 * random();
+    const subject = `agent-subject-${String(i).padStart(3, '0')}`;
+    patterns.push({ index: i, id: '', subject, minedHits, minedMisses, trueRate, read: new Map() });
+    const confidence = (minedHits + 1) / (periods + 2);
+    rows.push({
+      key: `recurring_event:sim-${i}`,
+      subjectKind: KIND,
+      subjectExternalId: subject,
+      type: 'behavior_pattern' as const,
+      content: `Simulated habit ${i}: ${subject} buys about every ${7 + (i % 4) * 7} days (${minedHits} of ${periods} periods held)`,
+      confidence,
+      metadata: {
+        patternKind: 'recurring_event',
+        eventType: ATTRIBUTE,
+        confidence,
+        hits: minedHits,
+        misses: minedMisses,
+        active: true,
+        lastObservedAt: new Date(now - DAY_MS).toISOString(),
+        observationCount: minedHits + 1,
+        observationWindowDays: 365,
+      },
+      source: 'mining',
+      sourceMemoryIds: [],
+      validFrom: new Date(now - 365 * DAY_MS),
+      validTo: null,
+    });
+  }
+  const written = await ctx.apis.memory.upsertKeyed(client.projectId, rows);
+  for (const w of written) patterns[Number(w.key.slice('recurring_event:sim-'.length))]!.id = w.id;
+  if (patterns.some((p) => !p.id)) throw new Error('upsertKeyed did not answer every simulated pattern');
+  progress(`[${setup}] convergence: ${k} patterns written; ${k} agents × ${thousands(OUTCOMES)} outcomes, ${OUTCOMES_PER_DECISION} outcome(s) per decision`);
+
+  let outcomesDone = 0;
+  let decisionsDone = 0;
+  let maxUpdateGap = 0;
+  let maxFormulaGap = 0;
+  let lastReport = performance.now();
+  const started = performance.now();
+
+  const agent = async (p: SimPattern): Promise<void> => {
+    const draw = mulberry32(0x5eed + p.index * 7919);
+    let successes = 0;
+    let decisionId = '';
+    let last: OutcomeAnswer | undefined;
+    for (let n = 1; n <= OUTCOMES; n++) {
+      if ((n - 1) % OUTCOMES_PER_DECISION === 0) {
+        const decision = await client.post<{ decisionId: string }>('/lattice/decisions', {
+          subject: { kind: KIND, externalId: p.subject },
+          decisionType: 'retention_offer',
+          actionType: 'send_reminder',
+          policy: 'bench-learning',
+          informedBy: [{ memoryId: p.id, refType: 'pattern' }],
+        });
+        decisionId = decision.decisionId;
+        decisionsDone++;
+      }
+      const success = draw() < p.trueRate;
+      if (success) successes++;
+      last = await client.post<OutcomeAnswer>('/lattice/outcomes', { decisionId, result: success ? 'success' : 'failure' });
+      outcomesDone++;
+      const update = last.updates[0];
+      if (!last.attributed || last.updates.length !== 1 || !update || update.refId !== p.id || update.refType !== 'pattern') {
+        throw new Error(`outcome ${n} of pattern ${p.id}: expected one attributed pattern update, got ${JSON.stringify(last)}`);
+      }
+      if (update.hits !== successes || update.misses !== n - successes) {
+        throw new Error(`outcome ${n} of pattern ${p.id}: the update counts ${update.hits} hits / ${update.misses} misses, the agent ${successes} / ${n - successes}`);
+      }
+      if (CHECKPOINTS.includes(n)) {
+        const pattern = await client.get<PatternAnswer>(`/lattice/patterns/${p.id}`);
+        const updateGap = Math.abs(pattern.confidence - update.posteriorConfidence);
+        const formulaGap = Math.abs(pattern.confidence - expectedPosterior(p, successes, n - successes));
+        maxUpdateGap = Math.max(maxUpdateGap, updateGap);
+        maxFormulaGap = Math.max(maxFormulaGap, formulaGap);
+        if (!(updateGap <= EXACT)) {
+          throw new Error(`pattern ${p.id} after ${n} outcomes: GET answers confidence ${pattern.confidence}, the last outcome's update ${update.posteriorConfidence}`);
+        }
+        if (!(formulaGap <= EXACT)) {
+          throw new Error(
+            `pattern ${p.id} after ${n} outcomes (${successes} successes; mined ${p.minedHits}/${p.minedMisses}): confidence ${pattern.confidence}, ` +
+              `(c s + H) / (s + H + M) = ${expectedPosterior(p, successes, n - successes)}`,
+          );
+        }
+        if (pattern.metadata.outcomeHits !== successes || pattern.metadata.outcomeMisses !== n - successes) {
+          throw new Error(`pattern ${p.id} after ${n} outcomes: metadata outcomeHits/outcomeMisses ${pattern.metadata.outcomeHits}/${pattern.metadata.outcomeMisses}, expected ${successes}/${n - successes}`);
+        }
+        p.read.set(n, { confidence: pattern.confidence, successes });
+      }
+      if (performance.now() - lastReport > 5000) {
+        lastReport = performance.now();
+        progress(`[${setup}] convergence: ${thousands(outcomesDone)} of ${thousands(k * OUTCOMES)} outcomes (${thousands(perSecond(outcomesDone, performance.now() - started))}/s)`);
+      }
+    }
+  };
+  await Promise.all(patterns.map(agent));
+  const took = performance.now() - started;
+  progress(`[${setup}] convergence: ${thousands(outcomesDone)} outcomes and ${thousands(decisionsDone)} decisions in ${seconds(took)}`);
+
+  const mae = (f: (p: SimPattern) => number) => patterns.reduce((s, p) => s + Math.abs(f(p) - p.trueRate), 0) / patterns.length;
+  const priorMae = mae(minedConfidence);
+  const table = CHECKPOINTS.map((n) => [
+    thousands(n),
+    fixed(mae((p) => p.read.get(n)!.confidence)),
+    fixed(priorMae),
+    fixed(mae((p) => p.read.get(n)!.successes / n)),
+  ]);
+  const strengths = patterns.map(priorStrength);
+  write(`#### 1. Convergence: ${k} patterns with known true success rates, ${thousands(OUTCOMES)} outcomes each`);
+  write();
+  write(
+    `- Priors: mined periods uniform in 0 to ${MAX_MINED_PERIODS}, mined hits uniform among them; prior strength min(${PRIOR_CAP}, hits + misses + 2): ` +
+      `${strengths.filter((s) => s === PRIOR_CAP).length} of ${k} at the cap, the others ${Math.min(...strengths)} to ${Math.max(...strengths.filter((s) => s < PRIOR_CAP), 0) || '–'}. ` +
+      `True rates uniform in [0.05, 0.95], independent of the mined confidence. Outcomes Bernoulli(true rate), success or failure (seeded).`,
+  );
+  write(
+    `- ${k} agents at once, one per pattern: ${thousands(decisionsDone)} decisions (POST /lattice/decisions, ${OUTCOMES_PER_DECISION} outcome(s) each) and ` +
+      `${thousands(outcomesDone)} outcomes (POST /lattice/outcomes) in ${seconds(took)} (${thousands(perSecond(outcomesDone, took))} outcomes/s); ` +
+      `confidence read back by GET /lattice/patterns/{id} at each N.`,
+  );
+  write(
+    `- ✅ Consistency at every N and every pattern: the confidence read back equals the last outcome's posteriorConfidence (max |difference| ${sci(maxUpdateGap)}) ` +
+      `and (c s + H) / (s + H + M) computed here (max |difference| ${sci(maxFormulaGap)}); tolerance ${sci(EXACT)}.`,
+  );
+  write();
+  write(markdownTable(['N (outcomes per pattern)', 'MAE Lattice posterior', 'MAE prior only', 'MAE raw frequency'], table, (i) => i >= 0));
+  write();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Calibration of the recorded predictions on the apparel development set
+
+interface Purchase {
+  customer: string;
+  /** Days since the epoch (UTC). */
+  day: number;
+  price: number;
+}
+
+function loadPurchases(): Purchase[] {
+  const text = readFileSync(new URL('./data/apparel_trans.csv', import.meta.url), 'utf8');
+  const unquote = (s: string | undefined) => (s ?? '').replace(/"/g, '');
+  return text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line, i) => {
+      const [, id, date, price] = line.split(',').map(unquote);
+      const day = Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+      const value = Number(price);
+      if (!id || !Number.isInteger(day) || !Number.isFinite(value)) throw new Error(`apparel_trans.csv line ${i + 2}: ${JSON.stringify(line)}`);
+      return { customer: id, day, price: value };
+    });
+}
+
+const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+
+interface TargetAnswer {
+  targetPrediction: { probability: number | null; model: string | null; predictionId: string | null };
+  abstained: boolean;
+  abstentionReason: string | null;
+}
+
+interface CalibrationReport {
+  buckets: { lower: number; upper: number; predictions: number; hits: number; misses: number; realizedHitRate: number; hasData: boolean; scoredPredictions: number; meanPredicted: number | null }[];
+  totalPatterns: number;
+  totalPredictions: number;
+  scoredPredictions: number;
+  brierScore: number | null;
+  expectedCalibrationError: number | null;
+}
+
+/** Brier score and ECE over BINS equal-width buckets (the last one closed), as the report bins. */
+function score(p: readonly number[], y: readonly number[]): { brier: number; ece: number } {
+  const bins = Array.from({ length: BINS }, () => ({ n: 0, sumP: 0, sumY: 0 }));
+  let brier = 0;
+  p.forEach((value, i) => {
+    brier += (value - y[i]!) ** 2;
+    const bin = bins[Math.min(BINS - 1, Math.floor(value * BINS))]!;
+    bin.n++;
+    bin.sumP += value;
+    bin.sumY += y[i]!;
+  });
+  const ece = bins.reduce((sum, b) => (b.n === 0 ? sum : sum + (b.n / p.length) * Math.abs(b.sumP / b.n - b.sumY / b.n)), 0);
+  return { brier: brier / p.length, ece };
+}
+
+/** Observation rows for these purchases, time-shifted: noon of the day, same-day repeats +1 min each. */
+function purchaseRows(customer: string, list: readonly Purchase[], shiftMs: number): ObservationInput[] {
+  let sameDay = 0;
+  return list.map((p, i) => {
+    sameDay = i > 0 && list[i - 1]!.day === p.day ? sameDay + 1 : 0;
+    return {
+      attributeKey: ATTRIBUTE,
+      subjectKind: KIND,
+      subjectExternalId: customer,
+      valueNumeric: p.price,
+      observedAt: new Date(p.day * DAY_MS + 12 * HOUR_MS + sameDay * MINUTE_MS + shiftMs).toISOString(),
+      source: 'apparel_trans.csv',
+    };
+  });
+}
+
+async function ingest(client: ProjectClient, rows: readonly ObservationInput[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const batch = rows.slice(i, i + BATCH);
+    const report = await client.post<IngestReport>('/memory-typed/observations', { observations: batch });
+    if (report.accepted !== batch.length) {
+      throw new Error(`ingest: ${batch.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
+    }
+  }
+}
+
+async function benchCalibration(run: Run, purchases: readonly Purchase[]): Promise<void> {
+  const { ctx, setup } = run;
+  const endDay = dayOf(CAL_END);
+  /** The calibration end: the end of its day. */
+  const endMs = (endDay + 1) * DAY_MS;
+  const firstDay = Math.min(...purchases.map((p) => p.day));
+  const lookbackDays = Math.min(3650, Math.ceil((endMs - (firstDay * DAY_MS + 12 * HOUR_MS)) / DAY_MS));
+  const byCustomer = new Map<string, Purchase[]>();
+  for (const p of purchases) {
+    let list = byCustomer.get(p.customer);
+    if (!list) byCustomer.set(p.customer, (list = []));
+    list.push(p);
+  }
+  const customers = [...byCustomer]
+    .map(([id, list]) => {
+      list.sort((a, b) => a.day - b.day);
+      return { id, calibration: list.filter((p) => p.day <= endDay), later: list.filter((p) => p.day > endDay) };
+    })
+    .filter((c) => c.calibration.length > 0)
+    .sort((a, b) => Number(a.id) - Number(b.id) || (a.id < b.id ? -1 : 1));
+
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  const reliability: string[] = [];
+  for (const h of HORIZONS) {
+    const started = performance.now();
+    const client = await openProject(run, `learning-calibration-${CAL_END}-h${h}`);
+    const shiftMs = Date.now() - endMs;
+    const calibrationRows = customers.flatMap((c) => purchaseRows(c.id, c.calibration, shiftMs));
+    await ingest(client, calibrationRows);
+    progress(`[${setup}] calibration, h ${h}: ${customers.length} customers, ${calibrationRows.length} calibration purchases ingested`);
+
+    // Set off the BG/NBD fit with warm-up asks that fall due after the scoring time (never scored).
+    const ask = (id: string, horizonDays: number) =>
+      client.post<TargetAnswer>('/memory-intelligence/predict', { subject: { kind: KIND, externalId: id }, horizonDays, target: { kind: 'event_occurrence', eventType: ATTRIBUTE, lookbackDays } });
+    let warmups = 0;
+    const fitStarted = performance.now();
+    for (;;) {
+      const answer = await ask(customers[0]!.id, WARMUP_HORIZON);
+      if (!answer.abstained) warmups++;
+      if (answer.targetPrediction.model === 'bgnbd') break;
+      if (performance.now() - fitStarted > 600_000) throw new Error('BG/NBD was not fitted within 600 s');
+      await sleep(100);
+    }
+    const fitMs = performance.now() - fitStarted;
+
+    const answers: { customer: (typeof customers)[number]; answer: TargetAnswer }[] = [];
+    for (const c of customers) answers.push({ customer: c, answer: await ask(c.id, h) });
+    const answered = answers.filter((a) => !a.answer.abstained && a.answer.targetPrediction.probability !== null);
+    const models = new Map<string, number>();
+    for (const a of answered) models.set(a.answer.targetPrediction.model ?? 'null', (models.get(a.answer.targetPrediction.model ?? 'null') ?? 0) + 1);
+    progress(`[${setup}] calibration, h ${h}: ${answers.length} predictions asked (${answers.length - answered.length} abstained), BG/NBD fitted after ${seconds(fitMs)}`);
+
+    // The holdout: purchases of (calEnd, calEnd + h], the same shift (observedAt in the future).
+    const holdoutRows = customers.flatMap((c) => purchaseRows(c.id, c.later.filter((p) => p.day <= endDay + h), shiftMs));
+    await ingest(client, holdoutRows);
+    const scoreAt = new Date(Date.now() + (h + 1) * DAY_MS);
+    let scored = 0;
+    for (let n; (n = await ctx.apis.behavior.scoreDue(scoreAt)) > 0; ) scored += n;
+    progress(`[${setup}] calibration, h ${h}: ${holdoutRows.length} holdout purchases ingested; scoreDue(now + ${h + 1} days) scored ${scored}`);
+    const report = await client.get<CalibrationReport>(`/lattice/calibration?bucketCount=${BINS}`);
+
+    // The bench's own numbers, from the answers and the data.
+    const bought = (c: (typeof customers)[number]): number => (c.later.some((p) => p.day <= endDay + h) ? 1 : 0);
+    const p = answered.map((a) => a.answer.targetPrediction.probability!);
+    const y = answered.map((a) => bought(a.customer));
+    const mine = score(p, y);
+    const baseP = customers.filter((c) => c.calibration.some((q) => q.day > endDay - h)).length / customers.length;
+    const base = score(p.map(() => baseP), y);
+    const brierGap = Math.abs((report.brierScore ?? NaN) - mine.brier);
+    const eceGap = Math.abs((report.expectedCalibrationError ?? NaN) - mine.ece);
+    if (report.scoredPredictions !== answered.length) {
+      throw new Error(`calibration h ${h}: the report scored ${report.scoredPredictions} predictions, the bench has ${answered.length} answers (scoreDue scored ${scored})`);
+    }
+    if (!(brierGap <= AGREE)) throw new Error(`calibration h ${h}: Brier ${report.brierScore} in the report, ${mine.brier} recomputed`);
+    if (!(eceGap <= AGREE)) throw new Error(`calibration h ${h}: ECE ${report.expectedCalibrationError} in the report, ${mine.ece} recomputed`);
+
+    const observed = y.reduce((a, b) => a + b, 0) / y.length;
+    rows.push([
+      CAL_END, String(h), String(report.totalPredictions), String(report.scoredPredictions), fixed(observed, 3),
+      fixed(report.brierScore), fixed(report.expectedCalibrationError), fixed(mine.brier), fixed(mine.ece), `${fixed(base.brier)} (p ${fixed(baseP, 3)})`,
+    ]);
+    notes.push(
+      `h ${h}: ${customers.length} customers, ${thousands(calibrationRows.length)} calibration and ${thousands(holdoutRows.length)} holdout purchases; ` +
+        `answered by ${[...models].map(([m, n]) => `${m} ${n}`).join(', ')}${answers.length > answered.length ? `, ${answers.length - answered.length} abstained (not recorded)` : ''}; ` +
+        `${warmups} warm-up prediction(s) (horizon ${WARMUP_HORIZON}, unscored) while BG/NBD fitted (${seconds(fitMs)}); ` +
+        `report vs recomputed: |ΔBrier| ${sci(brierGap)}, |ΔECE| ${sci(eceGap)} ✅; ${seconds(performance.now() - started)} in all.`,
+    );
+    reliability.push(
+      `Reliability from the report, calibration end ${CAL_END}, h ${h} (buckets with scored predictions):\n\n` +
+        markdownTable(
+          ['Bucket', 'Scored', 'Mean predicted', 'Realized hit rate'],
+          report.buckets
+            .filter((b) => b.scoredPredictions > 0)
+            .map((b) => [`[${b.lower.toFixed(1)}, ${b.upper.toFixed(1)}${b.upper === 1 ? ']' : ')'}`, String(b.scoredPredictions), fixed(b.meanPredicted, 3), fixed(b.realizedHitRate, 3)]),
+          (i) => i >= 1,
+        ),
+    );
+  }
+
+  write(`#### 2. Calibration report on the apparel development set (calibration end ${CAL_END})`);
+  write();
+  for (const note of notes) write(`- ${note}`);
+  write(
+    '- Predictions: recorded by the report (warm-ups included); scored: those scoreDue settled (a purchase in (madeAt, dueAt] is a hit). ' +
+      `Brier and ECE (${BINS} equal-width buckets) from GET /lattice/calibration, then recomputed by the bench from the answers and the data. ` +
+      'Base rate: the share of customers who bought in the last h days of the calibration, as p for everyone, on the same customers.',
+  );
+  write();
+  write(
+    markdownTable(
+      ['Calibration end', 'h', 'Predictions', 'Scored', 'Observed rate', 'Brier (report)', 'ECE (report)', 'Brier (recomputed)', 'ECE (recomputed)', 'Base-rate Brier'],
+      rows,
+      (i) => i >= 1,
+    ),
+  );
+  write();
+  for (const table of reliability) {
+    write(table);
+    write();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
+
+async function runBackend(ctx: Lattice, setup: string, postgres: boolean, purchases: readonly Purchase[], extra: string): Promise<void> {
+  const app = await buildApp(ctx, { logger: false });
+  await app.ready();
+  const started = performance.now();
+  const loadBefore = load();
+  write(`### ${setup}`);
+  write();
+  try {
+    const run: Run = { ctx, app, setup, postgres };
+    await benchConvergence(run, PATTERNS_OVERRIDE ?? (postgres ? PG_PATTERNS : PGLITE_PATTERNS));
+    await benchCalibration(run, purchases);
+  } finally {
+    await app.close();
+    write(`${extra}Load average (1 / 5 / 15 min) ${loadBefore} before, ${load()} after this backend's ${seconds(performance.now() - started)} on ${cpus().length} CPU(s).`);
+    write();
+  }
+}
+
+async function main(): Promise<void> {
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const purchases = loadPurchases();
+  try {
+    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
+    else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, purchases, ''));
+    if (process.env.DATABASE_URL) {
+      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
+        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
+        await runBackend(ctx, setup, true, purchases, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
+      });
+    } else progress('DATABASE_URL is not set: skipping the Postgres run');
+  } finally {
+    if (out.length > 0) {
+      process.stdout.write(
+        `\nLearning benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
+          'Through the HTTP API (app.inject), one enterprise project for the simulation and one per horizon for the calibration.\n\n',
+      );
+      process.stdout.write(`${out.join('\n')}\n`);
+    }
+  }
+}
+
+runBench(main);
