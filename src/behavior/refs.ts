@@ -20,7 +20,6 @@ export interface CalibrationBucket {
   /** 0 when the bucket has no data (hasData false): not to be read then. */
   realizedHitRate: number;
   hasData: boolean;
-  scoredPredictions: number;
   meanPredicted: number | null;
 }
 
@@ -57,22 +56,28 @@ export class BehaviorRefs {
    * hits and misses, as the learning ledger now holds them), and their confidence becomes the mined
    * prior updated by it. Rows are locked in id order, as mining locks them.
    */
-  async applyOutcomeEvidence(tx: Queryable, projectId: string, evidence: readonly { patternId: string; hits: number; misses: number }[]): Promise<void> {
+  async applyOutcomeEvidence(tx: Queryable, projectId: string, evidence: readonly { patternId: string; hits: number; misses: number }[]): Promise<Map<string, BetaPrior>> {
     const locked = await patterns.lockPatterns(tx, projectId, evidence.map((e) => e.patternId));
+    const priors = new Map<string, BetaPrior>();
     const rows = evidence.flatMap((e) => {
       const p = locked.get(e.patternId);
       if (!p) return [];
       const prior = patternPrior(p.minedHits, p.minedMisses);
+      priors.set(e.patternId, prior);
       return [{ id: e.patternId, confidence: posteriorConfidence(prior, e.hits, e.misses), minedConfidence: prior.confidence, evidence: { hits: e.hits, misses: e.misses } }];
     });
     await patterns.writeConfidence(tx, projectId, rows);
+    // The priors of the locked rows: what the caller reports the update against (mining may have
+    // moved a pattern's mined counts since the caller looked).
+    return priors;
   }
 
   /**
    * Equal-width buckets of stated probability: recorded predictions by their probability (those of
-   * kinds that state one), active patterns by their confidence. A bucket's hits and misses are its
-   * scored predictions that came true or not, plus the weighted outcome evidence of its patterns.
-   * The Brier score and the ECE (over these buckets) are of the scored predictions alone.
+   * kinds that state one), active patterns counted by their confidence. A bucket's hits and misses
+   * are its scored predictions that came true or not; the Brier score and the ECE (over these
+   * buckets) are theirs. (A pattern's calibration is read from the outcomes of the decisions that
+   * cited it, against its confidence when each came: the learning domain adds that.)
    */
   async calibration(projectId: string, bucketCount: number): Promise<Calibration> {
     const [predicted, mined] = await Promise.all([
@@ -84,9 +89,8 @@ export class BehaviorRefs {
            FROM behavior_predictions WHERE project_id = $1 AND probability IS NOT NULL GROUP BY 1`,
         [projectId, bucketCount],
       ),
-      this.db.query<{ b: number; patterns: string; hits: number; misses: number }>(
-        `SELECT LEAST($2 - 1, FLOOR(confidence * $2))::int AS b, count(*) AS patterns,
-                coalesce(sum((metadata->>'outcomeHits')::float8), 0) AS hits, coalesce(sum((metadata->>'outcomeMisses')::float8), 0) AS misses
+      this.db.query<{ b: number; patterns: string }>(
+        `SELECT LEAST($2 - 1, FLOOR((metadata->>'confidence')::float8 * $2))::int AS b, count(*) AS patterns
            FROM memories WHERE project_id = $1 AND pattern_key IS NOT NULL AND type = 'behavior_pattern' AND metadata->>'active' = 'true' GROUP BY 1`,
         [projectId, bucketCount],
       ),
@@ -101,13 +105,12 @@ export class BehaviorRefs {
       const pr = p.get(b);
       const pa = m.get(b);
       const scored = Number(pr?.scored ?? 0);
-      const predictionHits = Number(pr?.hits ?? 0);
-      const hits = predictionHits + Number(pa?.hits ?? 0);
-      const misses = scored - predictionHits + Number(pa?.misses ?? 0);
+      const hits = Number(pr?.hits ?? 0);
+      const misses = scored - hits;
       const meanPredicted = scored > 0 ? Number(pr!.sum_p) / scored : null;
       if (scored > 0) {
         brier += Number(pr!.brier);
-        ece += (scored / scoredTotal) * Math.abs(meanPredicted! - predictionHits / scored);
+        ece += (scored / scoredTotal) * Math.abs(meanPredicted! - hits / scored);
       }
       return {
         lower: b / bucketCount,
@@ -116,9 +119,8 @@ export class BehaviorRefs {
         predictions: Number(pr?.predictions ?? 0),
         hits,
         misses,
-        realizedHitRate: hits + misses > 0 ? hits / (hits + misses) : 0,
-        hasData: hits + misses > 0,
-        scoredPredictions: scored,
+        realizedHitRate: scored > 0 ? hits / scored : 0,
+        hasData: scored > 0,
         meanPredicted,
       };
     });

@@ -51,7 +51,7 @@ export const learningRoutes: FastifyPluginAsyncTypebox<{ learning: LearningServi
         description:
           "In one transaction with the outcome: every distinct ref of the decision's informedBy gets a Beta-Binomial update (success adds the ref's weight to hits, failure to misses, partial half to each), and `updates` lists each ref's confidence before and after. " +
           "Priors: a pattern's mined confidence (hits + 1) / (hits + misses + 2), weighted as its mined evidence up to 10 pseudo-outcomes; a prediction's stated probability (0.5 when it states none), an observation's or collective memory's confidence, each weighted 2 pseudo-outcomes. A pattern's updated confidence is the one projections, profiles and context use from then on (and survives re-mining). " +
-          'An outcome realized before the decision, or more than attributionWindowSecs after it, is stored (attributed false, with the reason) and updates nothing. Concurrent outcomes citing the same refs lose no update. ' +
+          'An outcome of a skipped decision (nothing was acted on), or realized before the decision, or more than attributionWindowSecs after it, is stored (attributed false, with the reason) and updates nothing. Concurrent outcomes citing the same refs lose no update. ' +
           'subject defaults to the decision\'s. The same idempotencyKey answers the first recording (200; 201 when created). Also stored as a memory of type outcome.',
         body: OutcomeBodySchema,
         response: { 200: OutcomeResponseSchema, 201: OutcomeResponseSchema },
@@ -103,9 +103,9 @@ export const learningRoutes: FastifyPluginAsyncTypebox<{ learning: LearningServi
         tags,
         summary: 'Calibration of stated probabilities against what happened',
         description:
-          'Equal-width buckets over [0, 1] (bucketCount, default 5, clamped to [1, 20]): recorded predictions by their stated probability (event_occurrence states one), active patterns by their confidence. ' +
-          'hits and misses are the bucket\'s scored predictions that came true or not (a job scores each once its horizon has passed, every 5 minutes) plus the weighted outcome evidence of its patterns. ' +
-          'Beyond the spec: per bucket the scored predictions and their mean probability; overall the Brier score and expected calibration error of the scored predictions. Read-only.',
+          'Equal-width buckets over [0, 1] (bucketCount, default 5, clamped to [1, 20]; the last includes 1): recorded predictions by their stated probability (event_occurrence states one), and the count of active patterns by their confidence now. ' +
+          'hits and misses are the bucket\'s scored predictions that came true or not (a job scores each once its horizon has passed, every 5 minutes); hasData is false until one is scored. ' +
+          "Beyond the spec: per bucket the scored predictions' mean probability, and the calibration of patterns: the weighted outcomes of decisions that cited a pattern, bucketed by the pattern's confidence when each outcome came (not the confidence the outcome gave it, which would flatter it), their successes and mean confidence; overall the Brier score and expected calibration error of the scored predictions. Read-only.",
         querystring: CalibrationQuerySchema,
         response: { 200: CalibrationSchema },
       },

@@ -117,7 +117,7 @@ export class LearningService {
     if (!decision) throw new NotFoundError(`decision ${body.decisionId} not found`, { decisionId: body.decisionId });
     if (body.reward !== undefined && !Number.isFinite(body.reward)) throw new ValidationError('reward must be a finite number');
     const realizedAt = body.realizedAt === undefined ? new Date() : parseTime(body.realizedAt, 'realizedAt');
-    const attribution = attribute(Date.parse(decision.occurredAt), realizedAt.getTime(), body.attributionWindowSecs);
+    const attribution = attribute(decision.status, Date.parse(decision.occurredAt), realizedAt.getTime(), body.attributionWindowSecs);
 
     // One update per distinct ref; a ref cited twice counts with its weights summed.
     const weights = new Map<string, { refType: RefType; weight: number }>();
@@ -152,9 +152,15 @@ export class LearningService {
       let updates: RefUpdate[] = [];
       if (attribution.attributed) {
         const totals = await store.addEvidence(tx, projectId, adds);
-        updates = adds.map((a) => {
+        // Patterns take their new evidence, and say which prior they hold it against now.
+        const patternPriors = await this.deps.behavior.applyOutcomeEvidence(
+          tx,
+          projectId,
+          adds.filter((a) => a.refType === 'pattern').map((a) => ({ patternId: a.refId, ...totals.get(a.refId)! })),
+        );
+        const stored: store.StoredUpdate[] = adds.map((a) => {
           const after = totals.get(a.refId)!;
-          const prior = resolved.get(a.refId)?.prior ?? DEFAULT_PRIOR;
+          const prior = patternPriors.get(a.refId) ?? resolved.get(a.refId)?.prior ?? DEFAULT_PRIOR;
           return {
             refId: a.refId,
             refType: a.refType,
@@ -162,14 +168,12 @@ export class LearningService {
             posteriorConfidence: posteriorConfidence(prior, after.hits, after.misses),
             hits: after.hits,
             misses: after.misses,
+            creditedHits: a.hits,
+            creditedMisses: a.misses,
           };
         });
-        await this.deps.behavior.applyOutcomeEvidence(
-          tx,
-          projectId,
-          updates.filter((u) => u.refType === 'pattern').map((u) => ({ patternId: u.refId, hits: u.hits, misses: u.misses })),
-        );
-        await store.setOutcomeUpdates(tx, projectId, id, updates);
+        await store.setOutcomeUpdates(tx, projectId, id, stored);
+        updates = stored.map(({ creditedHits: _h, creditedMisses: _m, ...update }) => update);
       }
       await this.deps.memory.saveInTransaction(tx, projectId, [
         {
@@ -216,9 +220,15 @@ export class LearningService {
     return { rows, groupBy };
   }
 
+  /** Behaviour's prediction buckets, with the outcomes of decisions citing patterns read against the pattern's confidence then. */
   async calibration(projectId: string, bucketCount: number | undefined) {
     const count = bucketCount === undefined || !Number.isFinite(bucketCount) ? LIMITS.bucketsDefault : Math.min(LIMITS.bucketsMax, Math.max(LIMITS.bucketsMin, Math.round(bucketCount)));
-    return { ...(await this.deps.behavior.calibration(projectId, count)), generatedAt: new Date().toISOString() };
+    const [report, patterns] = await Promise.all([this.deps.behavior.calibration(projectId, count), store.patternOutcomeBuckets(this.db, projectId, count)]);
+    const buckets = report.buckets.map((b, i) => {
+      const p = patterns.get(i);
+      return { ...b, patternOutcomes: p?.outcomes ?? 0, patternHits: p?.hits ?? 0, patternMeanConfidence: p && p.outcomes > 0 ? p.sumConfidence / p.outcomes : null };
+    });
+    return { ...report, buckets, generatedAt: new Date().toISOString() };
   }
 
   /** The refs that exist in the project, each with its prior. */
@@ -243,8 +253,17 @@ export class LearningService {
   }
 }
 
-/** Whether an outcome counts for its decision: realized after it, and within the window when one is given. */
-export function attribute(decidedAt: number, realizedAt: number, windowSecs: number | undefined): { attributed: boolean; note: string | null } {
+/**
+ * Whether an outcome counts for its decision: the decision was not skipped (nothing was acted on),
+ * and the outcome was realized after it, within the window when one is given.
+ */
+export function attribute(
+  status: DecisionRecord['status'],
+  decidedAt: number,
+  realizedAt: number,
+  windowSecs: number | undefined,
+): { attributed: boolean; note: string | null } {
+  if (status === 'skipped') return { attributed: false, note: 'the decision was skipped: nothing was acted on' };
   if (realizedAt < decidedAt) return { attributed: false, note: 'realized before the decision occurred' };
   if (windowSecs !== undefined && realizedAt - decidedAt > windowSecs * 1000) {
     return { attributed: false, note: `realized ${Math.round((realizedAt - decidedAt) / 1000)} s after the decision, outside its attribution window of ${windowSecs} s` };

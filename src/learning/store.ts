@@ -118,7 +118,10 @@ export async function insertOutcome(db: Queryable, projectId: string, o: NewOutc
   return rows.length > 0;
 }
 
-export async function setOutcomeUpdates(db: Queryable, projectId: string, id: string, updates: readonly RefUpdate[]): Promise<void> {
+/** A ref update as stored: what the answer shows, and what this outcome credited (for the pattern calibration). */
+export type StoredUpdate = RefUpdate & { creditedHits: number; creditedMisses: number };
+
+export async function setOutcomeUpdates(db: Queryable, projectId: string, id: string, updates: readonly StoredUpdate[]): Promise<void> {
   await db.query(`UPDATE learning_outcomes SET updates = $3 WHERE project_id = $1 AND id = $2`, [projectId, id, JSON.stringify(updates)]);
 }
 
@@ -130,7 +133,9 @@ export async function outcomeResponseByKey(db: Queryable, projectId: string, key
     [projectId, key],
   );
   const r = rows[0];
-  return r && { outcomeId: r.id, decisionId: r.decision_id, attributed: r.attributed, attributionNote: r.attribution_note, updates: r.updates, memoryId: r.memory_id };
+  if (!r) return undefined;
+  const updates = (r.updates as StoredUpdate[]).map(({ creditedHits: _h, creditedMisses: _m, ...update }) => update);
+  return { outcomeId: r.id, decisionId: r.decision_id, attributed: r.attributed, attributionNote: r.attribution_note, updates, memoryId: r.memory_id };
 }
 
 /**
@@ -249,4 +254,22 @@ export async function effectivenessCounts(db: Queryable, projectId: string, grou
     rewardSum: Number(r.reward_sum ?? 0),
     rewardCount: Number(r.reward_count),
   }));
+}
+
+/**
+ * Outcomes on pattern refs, bucketed by the pattern's confidence when each came (the update's
+ * priorConfidence): weighted outcomes, successes, and the sum of those confidences.
+ */
+export async function patternOutcomeBuckets(db: Queryable, projectId: string, bucketCount: number): Promise<Map<number, { outcomes: number; hits: number; sumConfidence: number }>> {
+  const { rows } = await db.query<{ b: number; outcomes: number; hits: number; sum_confidence: number }>(
+    `SELECT LEAST($2 - 1, FLOOR((u->>'priorConfidence')::float8 * $2))::int AS b,
+            sum((u->>'creditedHits')::float8 + (u->>'creditedMisses')::float8) AS outcomes,
+            sum((u->>'creditedHits')::float8) AS hits,
+            sum(((u->>'creditedHits')::float8 + (u->>'creditedMisses')::float8) * (u->>'priorConfidence')::float8) AS sum_confidence
+       FROM learning_outcomes o CROSS JOIN LATERAL jsonb_array_elements(o.updates) AS u
+      WHERE o.project_id = $1 AND o.attributed AND u->>'refType' = 'pattern'
+      GROUP BY 1`,
+    [projectId, bucketCount],
+  );
+  return new Map(rows.map((r) => [Number(r.b), { outcomes: Number(r.outcomes), hits: Number(r.hits), sumConfidence: Number(r.sum_confidence) }]));
 }

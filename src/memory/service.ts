@@ -370,7 +370,7 @@ export class MemoryService {
    * Groups are written as soon as they are embedded, so writes overlap the embedding of later groups.
    */
   async embedPending(projectId: string, batch: number): Promise<{ embedded: number }> {
-    const rows = await store.selectUnembedded(this.db, projectId, batch);
+    const rows = await store.claimUnembedded(this.db, projectId, batch);
     const groups: (typeof rows)[] = [];
     for (let i = 0; i < rows.length; i += WRITE_GROUP) groups.push(rows.slice(i, i + WRITE_GROUP));
     const written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {

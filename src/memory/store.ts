@@ -369,7 +369,7 @@ export async function updateMemory(
     else if (key === 'metadata' && value !== null) value = JSON.stringify(value);
     sets.push(`${column} = ${where.param(value)}`);
   }
-  if (changes.content !== undefined) sets.push('embedding = NULL', 'embedding_model = NULL');
+  if (changes.content !== undefined) sets.push('embedding = NULL', 'embedding_model = NULL', 'embed_claimed_at = NULL');
   where.add('m.project_id = ?', projectId).add('m.id = ?', id);
   if (onlyIfStatus) where.add('m.status = ANY(?::text[])', onlyIfStatus);
   const result = await db.query<MemoryRow>(`UPDATE memories m SET ${sets.join(', ')} WHERE ${where.sql} RETURNING ${MEMORY_COLUMNS}`, where.params);
@@ -437,12 +437,26 @@ export async function subjectInsights(db: Queryable, projectId: string, limit: n
 
 // ---- embeddings -------------------------------------------------------------------------------
 
-export async function selectUnembedded(db: Queryable, projectId: string, limit: number): Promise<{ id: string; content: string }[]> {
+/** How long a drain's claim on the rows it embeds holds before another drain may take them. */
+export const EMBED_CLAIM_SECONDS = 300;
+
+/**
+ * Claims up to `limit` rows without a vector that no other drain holds (SKIP LOCKED while
+ * claiming, then the claim's time), oldest id first: concurrent drains get disjoint batches.
+ */
+export async function claimUnembedded(db: Queryable, projectId: string, limit: number): Promise<{ id: string; content: string }[]> {
   const result = await db.query<{ id: string; content: string }>(
-    `SELECT id, content FROM memories WHERE project_id = $1 AND embedding IS NULL ORDER BY id LIMIT $2`,
-    [projectId, limit],
+    // Materialised: an IN (subquery with LIMIT) may be run again by the plan and claim more rows.
+    `WITH picked AS MATERIALIZED (
+       SELECT id FROM memories
+        WHERE project_id = $1 AND embedding IS NULL AND (embed_claimed_at IS NULL OR embed_claimed_at < now() - make_interval(secs => $3))
+        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+     UPDATE memories m SET embed_claimed_at = now()
+       FROM picked WHERE m.project_id = $1 AND m.id = picked.id
+     RETURNING m.id, m.content`,
+    [projectId, limit, EMBED_CLAIM_SECONDS],
   );
-  return result.rows;
+  return result.rows.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
 /**

@@ -260,6 +260,10 @@ describe('learning loop', () => {
       const early = await outcome(a.projectId, { decisionId: decision.decisionId, result: 'success', realizedAt: new Date(decidedAt.getTime() - DAY).toISOString() });
       expect(early.json()).toMatchObject({ attributed: false, updates: [], attributionNote: expect.stringContaining('before the decision') });
       expect(await confidenceOf(a.projectId, patternId)).toBeCloseTo(5 / 6, 12);
+      // Nor does an outcome of a decision that was skipped.
+      const skipped = (await decide(a.projectId, { status: 'skipped', informedBy: [{ memoryId: patternId }] })).json();
+      expect((await outcome(a.projectId, { decisionId: skipped.decisionId, result: 'success' })).json()).toMatchObject({ attributed: false, updates: [], attributionNote: expect.stringContaining('skipped') });
+      expect(await confidenceOf(a.projectId, patternId)).toBeCloseTo(5 / 6, 12);
       // Within the window it counts.
       const inside = await outcome(a.projectId, { decisionId: decision.decisionId, result: 'failure', realizedAt: new Date(decidedAt.getTime() + DAY).toISOString(), attributionWindowSecs: 7 * 86_400 });
       expect(inside.json()).toMatchObject({ attributed: true, updates: [{ refId: patternId, hits: 0, misses: 1 }] });
@@ -437,13 +441,14 @@ describe('learning loop', () => {
       ]);
       expect(report.buckets.map((x: any) => [x.predictions, x.patterns, x.hits, x.misses, x.hasData])).toEqual([
         [1, 0, 0, 1, true],
-        [2, 0, 1, 0, true],
+        [2, 0, 1, 0, true], // one of the two is not scored yet
         [0, 0, 0, 0, false],
         [0, 0, 0, 0, false],
         [2, 1, 1, 1, true],
       ]);
       expect(report.buckets[1].realizedHitRate).toBe(1);
-      expect(report.buckets[4]).toMatchObject({ realizedHitRate: 0.5, scoredPredictions: 2, meanPredicted: 0.95 });
+      expect(report.buckets[2]).toMatchObject({ realizedHitRate: 0, meanPredicted: null, patternOutcomes: 0, patternHits: 0, patternMeanConfidence: null });
+      expect(report.buckets[4]).toMatchObject({ realizedHitRate: 0.5, meanPredicted: 0.95 });
       expect(report).toMatchObject({ totalPredictions: 5, totalPatterns: 1, scoredPredictions: 4 });
       // Brier: (0.1^2 + 0.8^2 + 0 + 0.9^2) / 4; ECE: 1/4 * 0.1 + 1/4 * 0.8 + 2/4 * |0.95 - 0.5|.
       expect(report.brierScore).toBeCloseTo((0.01 + 0.64 + 0 + 0.81) / 4, 12);
@@ -452,13 +457,16 @@ describe('learning loop', () => {
       expect([await count('0'), await count('1'), await count('7.6'), await count('20'), await count('50'), await count('-3')]).toEqual([1, 1, 8, 20, 20, 1]);
       // One bucket holds everything.
       expect((await h.call('GET', c.projectId, '/lattice/calibration?bucketCount=1')).json().buckets[0]).toMatchObject({ predictions: 5, patterns: 1, hits: 2, misses: 2 });
+      // A bucket with no scored prediction has no data, whatever its patterns.
+      await pattern(c.projectId, 'cal-mid', 0, 0); // confidence 0.5
+      expect((await h.call('GET', c.projectId, '/lattice/calibration')).json().buckets[2]).toMatchObject({ patterns: 1, predictions: 0, hasData: false });
       // An empty project has buckets without data, and no scores.
       const empty = (await h.call('GET', b.projectId, '/lattice/calibration')).json();
       expect(empty).toMatchObject({ totalPredictions: 0, totalPatterns: expect.any(Number), scoredPredictions: 0, brierScore: null, expectedCalibrationError: null });
       expect(empty.buckets.every((x: { hasData: boolean; realizedHitRate: number }) => !x.hasData || x.realizedHitRate >= 0)).toBe(true);
     });
 
-    it('counts patterns\' outcome evidence in their bucket, and scores a prediction end to end', async () => {
+    it("reads a pattern's outcomes against its confidence when each came, and scores a prediction end to end", async () => {
       const c = await h.project();
       const who = { kind: 'customer', externalId: 'c-e2e' };
       for (let i = 1; i <= 6; i++) {
@@ -471,13 +479,16 @@ describe('learning loop', () => {
       await h.call('POST', c.projectId, '/admin/memory', { body: { content: 'visit 7', type: 'event', subject: who, validFrom: new Date(Date.now() + 3_600_000).toISOString(), metadata: { eventType: 'visit' } } });
       while ((await h.apis.behavior.scoreDue(new Date(Date.now() + 2 * DAY))) > 0);
       const patternId = await pattern(c.projectId, 'e2e', 0, 0); // confidence 0.5, prior worth 2
-      const d = (await decide(c.projectId, { subject: who, informedBy: [{ memoryId: patternId }] })).json();
-      await outcome(c.projectId, { decisionId: d.decisionId, result: 'success' }); // confidence 2/3
+      const d = (await decide(c.projectId, { subject: who, informedBy: [{ memoryId: patternId, weight: 2 }] })).json();
+      await outcome(c.projectId, { decisionId: d.decisionId, result: 'success' }); // at 0.5; then (1 + 2) / 4
+      await outcome(c.projectId, { decisionId: d.decisionId, result: 'partial' }); // at 0.75; then (1 + 3) / 6
       const report = (await h.call('GET', c.projectId, '/lattice/calibration?bucketCount=10')).json();
       const bucketOf = (p: number) => report.buckets[Math.min(9, Math.floor(p * 10))];
-      expect(bucketOf(2 / 3)).toMatchObject({ patterns: 1, hits: 1, misses: 0 });
+      expect(bucketOf(0.5)).toMatchObject({ patternOutcomes: 2, patternHits: 2, patternMeanConfidence: 0.5 });
+      expect(bucketOf(0.75)).toMatchObject({ patternOutcomes: 2, patternHits: 1, patternMeanConfidence: 0.75 });
+      expect(bucketOf(4 / 6)).toMatchObject({ patterns: 1, patternOutcomes: 0 });
       expect(report.scoredPredictions).toBe(1);
-      expect(bucketOf(t.probability)).toMatchObject({ predictions: 1, scoredPredictions: 1 });
+      expect(bucketOf(t.probability)).toMatchObject({ predictions: 1, hits: 1, misses: 0, hasData: true });
       expect(report.brierScore).toBeCloseTo((t.probability - 1) ** 2, 12);
     });
   });

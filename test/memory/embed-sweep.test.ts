@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLattice } from '../../src/modules.js';
 import { MemoryService, type EmbeddingJobs } from '../../src/memory/service.js';
 import { domainQueue } from '../../src/platform/queue.js';
-import { countEmbedded, insertMemories } from '../../src/memory/store.js';
+import { claimUnembedded, countEmbedded, EMBED_CLAIM_SECONDS, insertMemories } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -61,5 +61,26 @@ describe('the embedding sweep', () => {
     expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(0);
     const running = new MemoryService(h.db, queue, h.apis.embeddings, new AbortController().signal);
     expect(await running.drainEmbeddings(p.projectId)).toEqual({ embedded: 2 });
+  });
+
+  it('drains running at once take disjoint batches, so no row is embedded twice; a lapsed claim is taken again', async () => {
+    const p = await h.project();
+    const ids = Array.from({ length: 60 }, () => newId('mem'));
+    await insertMemories(h.db, ids.map((id, i) => ({ id, projectId: p.projectId, content: `Note ${i} on the allotment` })));
+    const claims = await Promise.all([0, 1, 2].map(() => claimUnembedded(h.db, p.projectId, 25)));
+    const taken = claims.flatMap((c) => c.map((r) => r.id));
+    expect(new Set(taken).size).toBe(taken.length);
+    expect(taken.length).toBe(60);
+    expect(claims.map((c) => c.length).sort((x, y) => x - y)).toEqual([10, 25, 25]);
+    // Every row is claimed: another drain finds nothing until a claim lapses.
+    expect(await claimUnembedded(h.db, p.projectId, 100)).toEqual([]);
+    await h.db.query(`UPDATE memories SET embed_claimed_at = now() - make_interval(secs => $3) WHERE project_id = $1 AND id = $2`, [p.projectId, ids[7], EMBED_CLAIM_SECONDS + 1]);
+    expect((await claimUnembedded(h.db, p.projectId, 100)).map((r) => r.id)).toEqual([ids[7]]);
+    // Concurrent drains embed all of them, each once.
+    await h.db.query(`UPDATE memories SET embed_claimed_at = NULL WHERE project_id = $1`, [p.projectId]);
+    const drains = [0, 1].map(() => new MemoryService(h.db, domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory'), h.apis.embeddings, new AbortController().signal));
+    const results = await Promise.all(drains.map((d) => d.drainEmbeddings(p.projectId)));
+    expect(results.reduce((sum, r) => sum + r.embedded, 0)).toBe(60);
+    expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(60);
   });
 });

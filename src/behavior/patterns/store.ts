@@ -132,10 +132,12 @@ export async function subjectsWithActivePatterns(db: Queryable, projectId: strin
  */
 export async function claimDueSubjects(db: Queryable, quietBefore: Date, waitingBefore: Date, limit: number): Promise<Map<string, Subject[]>> {
   const { rows } = await db.query<{ project_id: string; subject_kind: string; subject_external_id: string }>(
-    `DELETE FROM behavior_mining_queue q
-      USING (SELECT project_id, subject_kind, subject_external_id FROM behavior_mining_queue
-              WHERE last_at <= $1 OR first_at <= $2
-              ORDER BY first_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
+    // Materialised: a LIMIT subquery that the plan may run again would take more than `limit`.
+    `WITH d AS MATERIALIZED (
+       SELECT project_id, subject_kind, subject_external_id FROM behavior_mining_queue
+        WHERE last_at <= $1 OR first_at <= $2
+        ORDER BY first_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+     DELETE FROM behavior_mining_queue q USING d
       WHERE q.project_id = d.project_id AND q.subject_kind = d.subject_kind AND q.subject_external_id = d.subject_external_id
       RETURNING q.project_id, q.subject_kind, q.subject_external_id`,
     [quietBefore, waitingBefore, limit],

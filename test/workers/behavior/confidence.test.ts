@@ -92,11 +92,12 @@ describe('credit and attribution', () => {
     );
   });
 
-  it('attributes an outcome realized after the decision, within the window when there is one', () => {
-    expect(attribute(1000, 1000, undefined)).toEqual({ attributed: true, note: null });
-    expect(attribute(1000, 5_000_000, undefined).attributed).toBe(true);
-    expect(attribute(1000, 61_000, 60)).toEqual({ attributed: true, note: null });
-    expect(attribute(1000, 61_001, 60).attributed).toBe(false);
-    expect(attribute(1000, 999, undefined)).toEqual({ attributed: false, note: 'realized before the decision occurred' });
+  it('attributes an outcome realized after a decision acted on, within the window when there is one', () => {
+    expect(attribute('executed', 1000, 1000, undefined)).toEqual({ attributed: true, note: null });
+    expect(attribute('proposed', 1000, 5_000_000, undefined).attributed).toBe(true);
+    expect(attribute('executed', 1000, 61_000, 60)).toEqual({ attributed: true, note: null });
+    expect(attribute('executed', 1000, 61_001, 60).attributed).toBe(false);
+    expect(attribute('executed', 1000, 999, undefined)).toEqual({ attributed: false, note: 'realized before the decision occurred' });
+    expect(attribute('skipped', 1000, 2000, undefined)).toEqual({ attributed: false, note: 'the decision was skipped: nothing was acted on' });
   });
 });
