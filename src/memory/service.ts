@@ -16,6 +16,8 @@ import * as store from './store.js';
 /** Rows embedded and written together by the backfill job. */
 const WRITE_GROUP = 64;
 const EMBED_GROUPS_IN_FLIGHT = 2;
+/** Rows a drain claims at once: the groups in flight. */
+const CLAIM_SIZE = WRITE_GROUP * EMBED_GROUPS_IN_FLIGHT;
 /** The automatic embedding job drains at most this many rows per run, then re-enqueues itself. */
 const DRAIN_LIMIT = 5000;
 /**
@@ -343,12 +345,12 @@ export class MemoryService {
    * Writes are embedded behind, by a job. One job per project per second: it starts a moment after
    * its second ends, so it sees every row written in that second, and later writes get a later job.
    */
-  async scheduleEmbedding(projectId: string, now = Date.now()): Promise<void> {
-    const second = Math.floor(now / 1000);
+  async scheduleEmbedding(projectId: string, now = Date.now(), at = now): Promise<void> {
+    const second = Math.floor(at / 1000);
     await this.queue.enqueue(
       'memory.embed-drain',
       { projectId },
-      { jobId: `memory.embed-drain.${projectId}.${second}`, delayMs: (second + 1) * 1000 + 100 - now, attempts: 3, backoffMs: 2000 },
+      { jobId: `memory.embed-drain.${projectId}.${second}`, delayMs: Math.max(0, (second + 1) * 1000 + 100 - now), attempts: 3, backoffMs: 2000 },
     );
   }
 
@@ -357,8 +359,14 @@ export class MemoryService {
     let total = 0;
     while (total < DRAIN_LIMIT) {
       if (this.stopping.aborted) return { embedded: total };
-      const { embedded } = await this.embedPending(projectId, BACKFILL_DEFAULT_BATCH);
-      if (embedded === 0) return { embedded: total };
+      const { embedded, claimed } = await this.claimAndEmbed(projectId, BACKFILL_DEFAULT_BATCH);
+      if (claimed === 0) {
+        // What is left is claimed by other drains; should one of them have died, its rows are
+        // taken again once its claim lapses.
+        const lapse = await store.nextClaimLapse(this.db, projectId);
+        if (lapse) await this.scheduleEmbedding(projectId, Date.now(), lapse.getTime());
+        return { embedded: total };
+      }
       total += embedded;
     }
     await this.scheduleEmbedding(projectId);
@@ -370,19 +378,35 @@ export class MemoryService {
    * Groups are written as soon as they are embedded, so writes overlap the embedding of later groups.
    */
   async embedPending(projectId: string, batch: number): Promise<{ embedded: number }> {
-    const rows = await store.claimUnembedded(this.db, projectId, batch);
-    const groups: (typeof rows)[] = [];
-    for (let i = 0; i < rows.length; i += WRITE_GROUP) groups.push(rows.slice(i, i + WRITE_GROUP));
-    const written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {
-      const vectors = await this.embedder.embed(group.map((r) => r.content), { background: true });
-      return store.writeEmbeddings(
-        this.db,
-        projectId,
-        this.embedder.model,
-        group.map((row, i) => ({ id: row.id, vector: vectors[i]! })),
-      );
-    });
-    return { embedded: written.reduce((sum, n) => sum + n, 0) };
+    const { embedded } = await this.claimAndEmbed(projectId, batch, true);
+    return { embedded };
+  }
+
+  /**
+   * Claims rows a claim at a time (so that a claim is held for a second or two, not for the whole
+   * batch), embeds them, writes them back; answers how many it claimed and wrote.
+   */
+  private async claimAndEmbed(projectId: string, batch: number, takeClaimed = false): Promise<{ embedded: number; claimed: number }> {
+    let claimed = 0;
+    let embedded = 0;
+    while (claimed < batch) {
+      const rows = await store.claimUnembedded(this.db, projectId, Math.min(CLAIM_SIZE, batch - claimed), takeClaimed);
+      if (rows.length === 0) break;
+      claimed += rows.length;
+      const groups: (typeof rows)[] = [];
+      for (let i = 0; i < rows.length; i += WRITE_GROUP) groups.push(rows.slice(i, i + WRITE_GROUP));
+      const written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {
+        const vectors = await this.embedder.embed(group.map((r) => r.content), { background: true });
+        return store.writeEmbeddings(
+          this.db,
+          projectId,
+          this.embedder.model,
+          group.map((row, i) => ({ id: row.id, vector: vectors[i]! })),
+        );
+      });
+      embedded += written.reduce((sum, n) => sum + n, 0);
+    }
+    return { embedded, claimed };
   }
 
   /** Runs a write that may collide with a live twin, turning the collision into a 409. */

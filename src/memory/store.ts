@@ -437,26 +437,42 @@ export async function subjectInsights(db: Queryable, projectId: string, limit: n
 
 // ---- embeddings -------------------------------------------------------------------------------
 
-/** How long a drain's claim on the rows it embeds holds before another drain may take them. */
-export const EMBED_CLAIM_SECONDS = 300;
+/**
+ * How long a drain's claim on the rows it embeds holds before another drain may take them: far
+ * longer than one claim's work (drains claim 128 rows at a time, a second or two), short enough
+ * that the rows of a drain killed mid-claim are taken again within a minute.
+ */
+export const EMBED_CLAIM_SECONDS = 60;
 
 /**
  * Claims up to `limit` rows without a vector that no other drain holds (SKIP LOCKED while
- * claiming, then the claim's time), oldest id first: concurrent drains get disjoint batches.
+ * claiming, then the claim's time), oldest id first: concurrent drains get disjoint batches. With
+ * `takeClaimed` (an explicit backfill, whose caller loops until it answers 0), rows that other
+ * drains hold are taken too: 0 then means nothing is left.
  */
-export async function claimUnembedded(db: Queryable, projectId: string, limit: number): Promise<{ id: string; content: string }[]> {
+export async function claimUnembedded(db: Queryable, projectId: string, limit: number, takeClaimed = false): Promise<{ id: string; content: string }[]> {
   const result = await db.query<{ id: string; content: string }>(
     // Materialised: an IN (subquery with LIMIT) may be run again by the plan and claim more rows.
     `WITH picked AS MATERIALIZED (
        SELECT id FROM memories
-        WHERE project_id = $1 AND embedding IS NULL AND (embed_claimed_at IS NULL OR embed_claimed_at < now() - make_interval(secs => $3))
+        WHERE project_id = $1 AND embedding IS NULL AND ($4 OR embed_claimed_at IS NULL OR embed_claimed_at < now() - make_interval(secs => $3))
         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
      UPDATE memories m SET embed_claimed_at = now()
        FROM picked WHERE m.project_id = $1 AND m.id = picked.id
      RETURNING m.id, m.content`,
-    [projectId, limit, EMBED_CLAIM_SECONDS],
+    [projectId, limit, EMBED_CLAIM_SECONDS, takeClaimed],
   );
   return result.rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** When the earliest claim on a row still without a vector lapses (undefined: no such claim). */
+export async function nextClaimLapse(db: Queryable, projectId: string): Promise<Date | undefined> {
+  const { rows } = await db.query<{ lapse: Date | null }>(
+    `SELECT min(embed_claimed_at) + make_interval(secs => $2) AS lapse FROM memories WHERE project_id = $1 AND embedding IS NULL AND embed_claimed_at IS NOT NULL`,
+    [projectId, EMBED_CLAIM_SECONDS],
+  );
+  const lapse = rows[0]?.lapse;
+  return lapse ? new Date(lapse) : undefined;
 }
 
 /**
