@@ -35,8 +35,14 @@ const meanHubness = (cs: readonly FusionInput[]) => {
 /** The cosine less the hubness above the mean: what relevance weighs. */
 const corrected = (c: FusionInput, mean: number) => (c.cosine ?? 0) - (c.cosine !== null && c.hubness != null ? RANKING.hubnessWeight * (c.hubness - mean) : 0);
 
-const order = (fused: ReturnType<typeof fuse>, ids: readonly string[]) =>
-  [...ids].sort((a, b) => fused.get(b)!.relevance - fused.get(a)!.relevance || (a < b ? -1 : 1));
+/**
+ * Ids by relevance, ties (within 1e-9: a mean taken over one more value can move a relevance by an
+ * ulp) broken by id.
+ */
+const order = (fused: ReturnType<typeof fuse>, ids: readonly string[]) => {
+  const key = (id: string) => Math.round(fused.get(id)!.relevance * 1e9);
+  return [...ids].sort((a, b) => key(b) - key(a) || (a < b ? -1 : 1));
+};
 
 describe('fusion', () => {
   it('puts a memory first by both corrected cosine and BM25 first', () => {
