@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createAlertsModule } from './alerts/index.js';
 import { createBehaviorModule } from './behavior/index.js';
 import { createEmbeddingsModule } from './embeddings/index.js';
+import { createDiscoveryModule } from './discovery/index.js';
 import { createEventsModule } from './events/index.js';
 import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
@@ -23,7 +24,8 @@ function compose(runtime: Runtime) {
     .with('alerts', ({ events, memory }) => createAlertsModule(runtime, { events, memory }))
     .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }))
     .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }))
-    .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }));
+    .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }))
+    .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }));
 }
 
 /** Every domain's api, by domain name. */

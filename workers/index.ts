@@ -6,6 +6,7 @@ import { fitBgnbd } from './behavior/bgnbd.js';
 import { fitBudget } from './behavior/budget.js';
 import { minePatternsBatch } from './behavior/mining.js';
 import { dedupGroups } from './dedup.js';
+import { clusterSubjects } from './discovery/cluster.js';
 import { embed } from './embed.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
 
@@ -29,6 +30,7 @@ const tasks: Tasks = {
   'behavior.mine': minePatternsBatch,
   'behavior.fit-bgnbd': fitBgnbd,
   'behavior.fit-context': fitBudget,
+  'discovery.cluster': clusterSubjects,
   noop: (input) => input,
   priority: () => getPriority(),
 };

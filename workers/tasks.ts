@@ -4,6 +4,7 @@ import type { BgnbdFit, Histories } from './behavior/bgnbd.js';
 import type { BudgetInput, BudgetOutput } from './behavior/budget.js';
 import type { MinedPattern, MiningInput } from './behavior/mining.js';
 import type { DedupInput } from './dedup.js';
+import type { Cluster, ClusterInput } from './discovery/cluster.js';
 
 export interface EmbedInput {
   texts: string[];
@@ -21,6 +22,8 @@ export interface TaskMap {
   'behavior.fit-bgnbd': { input: Histories; output: BgnbdFit };
   /** A context bundle's candidate sections in, how many items of each fit the token budget out. */
   'behavior.fit-context': { input: BudgetInput; output: BudgetOutput };
+  /** Subjects' feature vectors in, their threshold clusters (row indices, medoid first) out. */
+  'discovery.cluster': { input: ClusterInput; output: Cluster[] };
   /** Does nothing: measures the pool's own per-task cost. */
   noop: { input: { value: number }; output: { value: number } };
   /** The thread's nice value, as the OS reports it (tests of the background pool). */

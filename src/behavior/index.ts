@@ -21,10 +21,14 @@ import { BehaviorService, behaviorJobs, type BehaviorJobs } from './service.js';
 
 export type { BehaviorJobs } from './service.js';
 export type { Calibration, CalibrationBucket, PatternRef } from './refs.js';
+export type { SubjectSummary } from './profile/profile.js';
+export type { PatternRecord } from './patterns/schemas.js';
+export type { Profile } from './profile/schemas.js';
 
-export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue'> &
+export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue' | 'activeSubjects'> &
+  Pick<PatternMiner, 'onMined'> &
   Pick<TargetPredictor, 'predict'> &
-  Pick<Profiler, 'profile'> &
+  Pick<Profiler, 'profile' | 'summaries'> &
   Pick<ContextBuilder, 'build'> &
   Pick<BehaviorRefs, 'patternRefs' | 'predictionRefs' | 'applyOutcomeEvidence' | 'calibration'>;
 
@@ -43,9 +47,10 @@ export function createBehaviorModule(
   return {
     name: 'behavior',
     api: {
-      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue']),
+      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects']),
+      ...bindMethods(miner, ['onMined']),
       ...bindMethods(predictor, ['predict']),
-      ...bindMethods(profiler, ['profile']),
+      ...bindMethods(profiler, ['profile', 'summaries']),
       ...bindMethods(context, ['build']),
       ...bindMethods(refs, ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration']),
     },

@@ -91,6 +91,11 @@ export class BehaviorService {
   }
 
   /** Mines the subjects the writes queued, once quiet; answers how many. Failed chunks go back on the queue. */
+  /** Subjects of the project with activity in the last `windowDays` days. */
+  activeSubjects(projectId: string, windowDays: number, now = new Date()): Promise<Subject[]> {
+    return subjectsWithActivity(this.db, projectId, new Date(now.getTime() - windowDays * DAY_MS));
+  }
+
   async mineDue(now = new Date()): Promise<number> {
     const due = await patterns.claimDueSubjects(this.db, new Date(now.getTime() - this.config.miningDebounceMs), new Date(now.getTime() - this.config.miningMaxWaitMs), DUE_BATCH);
     let mined = 0;

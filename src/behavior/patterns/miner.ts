@@ -65,7 +65,12 @@ function groupsOf(activities: readonly Activity[]): Group[] {
   return [...groups.values()];
 }
 
+/** Told which subjects were mined, once their patterns have committed (a higher domain's hook). */
+export type MinedListener = (projectId: string, subjects: readonly Subject[]) => Promise<void>;
+
 export class PatternMiner {
+  private readonly listeners: MinedListener[] = [];
+
   constructor(
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
@@ -79,6 +84,11 @@ export class PatternMiner {
    * next chunk's rows are read while the current one is mined and written (the database and the
    * pool work side by side).
    */
+  /** Subscribes to mined subjects; a listener that fails is logged, never fails the mining. */
+  onMined(listener: MinedListener): void {
+    this.listeners.push(listener);
+  }
+
   async mine(projectId: string, subjects: readonly Subject[], options: MineOptions): Promise<{ tally: MiningTally; errors: NonNullable<ExtractReport['errors']>; failed: Subject[] }> {
     const tally = emptyTally();
     const errors: NonNullable<ExtractReport['errors']> = [];
@@ -98,6 +108,9 @@ export class PatternMiner {
         tally.patternsCreated += counts.patternsCreated;
         tally.patternsRefreshed += counts.patternsRefreshed;
         tally.patternsDeactivated += counts.patternsDeactivated;
+        for (const listener of this.listeners) {
+          await listener(projectId, chunk).catch((error: unknown) => this.log.error({ err: error, projectId }, 'a listener of mined subjects failed'));
+        }
       } catch (error) {
         this.log.error({ err: error, projectId, subjects: chunk.length }, 'pattern mining failed for a chunk of subjects');
         const message = error instanceof Error ? error.message : String(error);

@@ -8,7 +8,7 @@ import { occurrenceStarts, readActivity, type Activity } from '../activity/store
 import { quintileScore, type ProjectModels } from '../models.js';
 import { cadenceSummary } from '../patterns/describe.js';
 import type { PatternRecord } from '../patterns/schemas.js';
-import { activePatterns } from '../patterns/store.js';
+import { activePatterns, patternsOf } from '../patterns/store.js';
 import type { Profile, RfmSegment } from './schemas.js';
 
 const DAY_MS = 86_400_000;
@@ -68,6 +68,18 @@ function risksOf(patterns: readonly PatternRecord[], segment: RfmSegment | null,
   return risks.sort((a, b) => b.severity - a.severity);
 }
 
+/** What a higher domain keeps about a subject (discovery's features): its profile and the raw material. */
+export interface SubjectSummary {
+  subject: Subject;
+  profile: Profile;
+  /** Active patterns. */
+  patterns: PatternRecord[];
+  /** Entities its activity names, most named first, with how many activities name each. */
+  entities: [string, number][];
+  /** Per typed attribute with numeric readings over the lookback: how many, their mean, the latest. */
+  attributes: Record<string, { count: number; mean: number; last: number }>;
+}
+
 export class Profiler {
   constructor(
     private readonly db: Db,
@@ -78,6 +90,40 @@ export class Profiler {
     const started = performance.now();
     const [patterns, activities] = await Promise.all([activePatterns(this.db, projectId, subject), this.activity(projectId, subject, now)]);
     return this.profileOf(projectId, subject, patterns, activities, now, started);
+  }
+
+  /** Many subjects' summaries, reading each kind of row once for all of them. */
+  async summaries(projectId: string, subjects: readonly Subject[], now = new Date()): Promise<SubjectSummary[]> {
+    if (subjects.length === 0) return [];
+    const since = new Date(now.getTime() - RFM_LOOKBACK_DAYS * DAY_MS);
+    const [activity, stored] = await Promise.all([readActivity(this.db, projectId, subjects, since, now), patternsOf(this.db, projectId, subjects)]);
+    const active = new Map<string, PatternRecord[]>();
+    for (const p of stored) {
+      if (!p.record.active) continue;
+      const key = `${p.record.subject.kind}\0${p.record.subject.externalId}`;
+      active.set(key, [...(active.get(key) ?? []), p.record]);
+    }
+    return Promise.all(
+      activity.map(async ({ subject, activities }) => {
+        const patterns = (active.get(`${subject.kind}\0${subject.externalId}`) ?? []).sort((a, b) => b.confidence - a.confidence || (a.id < b.id ? -1 : 1));
+        const counts = new Map<string, number>();
+        const readings = new Map<string, number[]>();
+        for (const a of activities) {
+          if (a.entity) counts.set(a.entity, (counts.get(a.entity) ?? 0) + 1);
+          if (a.source === 'observation' && a.eventType && a.value !== null) readings.set(a.eventType, [...(readings.get(a.eventType) ?? []), a.value]);
+        }
+        const attributes = Object.fromEntries(
+          [...readings].map(([key, values]) => [key, { count: values.length, mean: values.reduce((s, v) => s + v, 0) / values.length, last: values.at(-1)! }]),
+        );
+        return {
+          subject,
+          profile: await this.profileOf(projectId, subject, patterns, activities, now),
+          patterns,
+          entities: [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+          attributes,
+        };
+      }),
+    );
   }
 
   /** The subject's activity over the profile's lookback (a caller that also needs it reads it once). */

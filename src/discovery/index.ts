@@ -1,0 +1,63 @@
+// The discovery domain's face: subject features kept current, and behaviors discovered over them.
+import type { BehaviorApi } from '../behavior/index.js';
+import type { EventsApi } from '../events/index.js';
+import type { MemoryApi } from '../memory/index.js';
+import type { Subject } from '../platform/common-schemas.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import { domainQueue, type JobHandlers } from '../platform/queue.js';
+import type { Runtime } from '../platform/runtime.js';
+import { Discovery } from './discover.js';
+import { FeatureStore } from './features.js';
+import { discoveryRoutes } from './routes.js';
+import { BehaviorSchema, type DiscoverBody, type DiscoverResponse } from './schemas.js';
+
+export type DiscoveryJobs = {
+  /** Recomputes the features of these subjects (all with activity in the last year when none). */
+  'discovery.refresh-features': { payload: { projectId: string; subjects?: Subject[] }; result: { refreshed: number; segmentChanges: number } };
+  /** Every project's features, nightly: the RFM cut points move as the project does. */
+  'discovery.refresh-nightly': { payload: Record<string, never>; result: { projects: number } };
+  /** One discovery, which the route awaits. */
+  'discovery.discover': { payload: { projectId: string; body: DiscoverBody }; result: DiscoverResponse };
+};
+
+export type DiscoveryApi = Pick<FeatureStore, 'refresh' | 'all'> & { discover(projectId: string, body: DiscoverBody): Promise<DiscoverResponse> };
+
+export function createDiscoveryModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
+  deps: {
+    behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'onMined'>;
+    events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>;
+    memory: Pick<MemoryApi, 'saveMany'>;
+  },
+): DomainModule<DiscoveryApi, DiscoveryJobs> {
+  const { db, pool, log, config } = runtime;
+  const queue = domainQueue<DiscoveryJobs>(runtime.queue, 'discovery');
+  const features = new FeatureStore(db, deps.behavior, deps.events);
+  const discovery = new Discovery(features, pool, deps.memory);
+  // Mined subjects get their features recomputed behind, by a job.
+  deps.behavior.onMined(async (projectId, subjects) => {
+    await queue.enqueue('discovery.refresh-features', { projectId, subjects: [...subjects] });
+  });
+  const discover = async (projectId: string, body: DiscoverBody) =>
+    queue.run('discovery.discover', { projectId, body }, { timeoutMs: Math.max(1000, config.requestTimeoutMs - 2000) });
+  const jobs: JobHandlers<DiscoveryJobs> = {
+    'discovery.refresh-features': ({ projectId, subjects }) => features.refresh(projectId, subjects),
+    'discovery.refresh-nightly': async () => {
+      const projects = await features.projects();
+      for (const projectId of projects) {
+        await features.refresh(projectId).catch((error: unknown) => log.error({ err: error, projectId }, 'nightly feature refresh failed'));
+      }
+      return { projects: projects.length };
+    },
+    'discovery.discover': ({ projectId, body }) => discovery.discover(projectId, body),
+  };
+  return {
+    name: 'discovery',
+    api: { ...bindMethods(features, ['refresh', 'all']), discover },
+    routes: async (app) => app.register(discoveryRoutes, { discover }),
+    schemas: [BehaviorSchema],
+    jobs,
+    // After the nightly mining (04:00 UTC).
+    schedules: [{ id: 'discovery.refresh-nightly', job: 'discovery.refresh-nightly', payload: {}, cron: '0 5 * * *' }],
+  };
+}
