@@ -25,7 +25,7 @@ export type { SubjectSummary } from './profile/profile.js';
 export type { PatternRecord } from './patterns/schemas.js';
 export type { Profile } from './profile/schemas.js';
 
-export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue' | 'activeSubjects'> &
+export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue' | 'activeSubjects' | 'activePatternsOf'> &
   Pick<PatternMiner, 'onMined'> &
   Pick<TargetPredictor, 'predict'> &
   Pick<Profiler, 'profile' | 'summaries'> &
@@ -47,7 +47,7 @@ export function createBehaviorModule(
   return {
     name: 'behavior',
     api: {
-      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects']),
+      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects', 'activePatternsOf']),
       ...bindMethods(miner, ['onMined']),
       ...bindMethods(predictor, ['predict']),
       ...bindMethods(profiler, ['profile', 'summaries']),

@@ -91,6 +91,14 @@ export class BehaviorService {
   }
 
   /** Mines the subjects the writes queued, once quiet; answers how many. Failed chunks go back on the queue. */
+  /** The active patterns of these subjects, most confident first. */
+  async activePatternsOf(projectId: string, subjects: readonly Subject[]): Promise<PatternRecord[]> {
+    return (await patterns.patternsOf(this.db, projectId, subjects))
+      .filter((p) => p.record.active)
+      .map((p) => p.record)
+      .sort((a, b) => b.confidence - a.confidence || (a.id < b.id ? -1 : 1));
+  }
+
   /** Subjects of the project with activity in the last `windowDays` days. */
   activeSubjects(projectId: string, windowDays: number, now = new Date()): Promise<Subject[]> {
     return subjectsWithActivity(this.db, projectId, new Date(now.getTime() - windowDays * DAY_MS));

@@ -132,6 +132,35 @@ export class FeatureStore {
     return rows.map(toFeatures);
   }
 
+  /** One subject's features, if stored. */
+  async one(projectId: string, subject: Subject): Promise<SubjectFeatures | undefined> {
+    const { rows } = await this.db.query<FeatureRow>(
+      `SELECT subject_kind, subject_external_id, recency_score, frequency_score, monetary_score, rfm_segment, cadence_days, pattern_kinds, pattern_ids,
+              top_entities, attributes, activity_count, last_activity_at, vector
+         FROM discovery_features WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3`,
+      [projectId, subject.kind, subject.externalId],
+    );
+    return rows[0] && toFeatures(rows[0]);
+  }
+
+  /** What a cohort compares, for every subject of the project (the columns it needs only). */
+  async comparable(projectId: string): Promise<Pick<SubjectFeatures, 'subject' | 'recencyScore' | 'frequencyScore' | 'monetaryScore' | 'rfmSegment' | 'topEntities' | 'patternKinds'>[]> {
+    const { rows } = await this.db.query<Pick<FeatureRow, 'subject_kind' | 'subject_external_id' | 'recency_score' | 'frequency_score' | 'monetary_score' | 'rfm_segment' | 'top_entities' | 'pattern_kinds'>>(
+      `SELECT subject_kind, subject_external_id, recency_score, frequency_score, monetary_score, rfm_segment, top_entities, pattern_kinds
+         FROM discovery_features WHERE project_id = $1`,
+      [projectId],
+    );
+    return rows.map((r) => ({
+      subject: { kind: r.subject_kind, externalId: r.subject_external_id },
+      recencyScore: r.recency_score,
+      frequencyScore: r.frequency_score,
+      monetaryScore: r.monetary_score,
+      rfmSegment: r.rfm_segment,
+      topEntities: r.top_entities,
+      patternKinds: r.pattern_kinds,
+    }));
+  }
+
   async count(projectId: string): Promise<number> {
     const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM discovery_features WHERE project_id = $1`, [projectId]);
     return Number(rows[0]!.n);

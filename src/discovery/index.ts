@@ -6,10 +6,11 @@ import type { Subject } from '../platform/common-schemas.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import { domainQueue, type JobHandlers } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
+import { Cohorts } from './cohort.js';
 import { Discovery } from './discover.js';
 import { FeatureStore } from './features.js';
 import { discoveryRoutes } from './routes.js';
-import { BehaviorSchema, type DiscoverBody, type DiscoverResponse } from './schemas.js';
+import { BehaviorSchema, CohortMemberSchema, type DiscoverBody, type DiscoverResponse } from './schemas.js';
 
 export type DiscoveryJobs = {
   /** Recomputes the features of these subjects (all with activity in the last year when none). */
@@ -20,12 +21,12 @@ export type DiscoveryJobs = {
   'discovery.discover': { payload: { projectId: string; body: DiscoverBody }; result: DiscoverResponse };
 };
 
-export type DiscoveryApi = Pick<FeatureStore, 'refresh' | 'all'> & { discover(projectId: string, body: DiscoverBody): Promise<DiscoverResponse> };
+export type DiscoveryApi = Pick<FeatureStore, 'refresh' | 'all'> & Pick<Cohorts, 'cohort' | 'predict'> & { discover(projectId: string, body: DiscoverBody): Promise<DiscoverResponse> };
 
 export function createDiscoveryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
   deps: {
-    behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'onMined'>;
+    behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'onMined' | 'activePatternsOf'>;
     events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>;
     memory: Pick<MemoryApi, 'saveMany'>;
   },
@@ -34,6 +35,7 @@ export function createDiscoveryModule(
   const queue = domainQueue<DiscoveryJobs>(runtime.queue, 'discovery');
   const features = new FeatureStore(db, deps.behavior, deps.events);
   const discovery = new Discovery(features, pool, deps.memory);
+  const cohorts = new Cohorts(features, deps.behavior);
   // Mined subjects get their features recomputed behind, by a job.
   deps.behavior.onMined(async (projectId, subjects) => {
     await queue.enqueue('discovery.refresh-features', { projectId, subjects: [...subjects] });
@@ -53,9 +55,9 @@ export function createDiscoveryModule(
   };
   return {
     name: 'discovery',
-    api: { ...bindMethods(features, ['refresh', 'all']), discover },
-    routes: async (app) => app.register(discoveryRoutes, { discover }),
-    schemas: [BehaviorSchema],
+    api: { ...bindMethods(features, ['refresh', 'all']), ...bindMethods(cohorts, ['cohort', 'predict']), discover },
+    routes: async (app) => app.register(discoveryRoutes, { discover, cohorts }),
+    schemas: [BehaviorSchema, CohortMemberSchema],
     jobs,
     // After the nightly mining (04:00 UTC).
     schedules: [{ id: 'discovery.refresh-nightly', job: 'discovery.refresh-nightly', payload: {}, cron: '0 5 * * *' }],

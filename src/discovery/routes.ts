@@ -2,11 +2,59 @@
 // /memory-intelligence/discover, identical.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PermissionError } from '../platform/errors.js';
-import { DISCOVERY, DiscoverBodySchema, DiscoverResponseSchema, type DiscoverBody, type DiscoverResponse } from './schemas.js';
+import type { Cohorts } from './cohort.js';
+import {
+  CohortBodySchema,
+  CohortPredictBodySchema,
+  CohortPredictResponseSchema,
+  CohortResponseSchema,
+  DISCOVERY,
+  DiscoverBodySchema,
+  DiscoverResponseSchema,
+  type DiscoverBody,
+  type DiscoverResponse,
+} from './schemas.js';
 
 const tags = ['discovery'];
 
-export const discoveryRoutes: FastifyPluginAsyncTypebox<{ discover: (projectId: string, body: DiscoverBody) => Promise<DiscoverResponse> }> = async (app, { discover }) => {
+export const discoveryRoutes: FastifyPluginAsyncTypebox<{ discover: (projectId: string, body: DiscoverBody) => Promise<DiscoverResponse>; cohorts: Cohorts }> = async (
+  app,
+  { discover, cohorts },
+) => {
+  app.post(
+    '/lattice/cohort',
+    {
+      config: { permission: 'READ_MEMORY', audit: 'read.cohort' },
+      schema: {
+        tags,
+        summary: 'The subjects most like one subject',
+        description:
+          'Ranks the project\'s subjects by a blended similarity of their stored features: 0.5 RFM (1 - the distance of the 1-to-5 scores over its largest value; a missing score counts as 3), 0.25 Jaccard of their most named entities, 0.25 Jaccard of their pattern kinds (two empty sets are alike). ' +
+          'k defaults to 10, clamped to [1, 50]; members under minSimilarity (default 0) are left out. A subject with no activity gets no members (unknown).',
+        body: CohortBodySchema,
+        response: { 200: CohortResponseSchema },
+      },
+    },
+    async (request) => cohorts.cohort(request.principal.projectId, request.body),
+  );
+
+  app.post(
+    '/lattice/cohort/predict',
+    {
+      config: { permission: 'READ_MEMORY', audit: 'read.cohort' },
+      schema: {
+        tags,
+        summary: "What a subject's cohort's habits predict for it",
+        description:
+          "The cohort's active patterns pooled by kind and activity type: confidence is the members' confidences weighted by their similarity, times s / (s + 1) for s supporting members (a habit many similar subjects share is reinforced; one a single member has is halved); expectedAt is now plus the weighted mean time until the members' next firing. " +
+          'Each names its supportingSubjects and the patterns behind it (sourceMemoryIds). cohortK as k; predictionLimit defaults to 5, clamped to [1, 50].',
+        body: CohortPredictBodySchema,
+        response: { 200: CohortPredictResponseSchema },
+      },
+    },
+    async (request) => cohorts.predict(request.principal.projectId, request.body),
+  );
+
   for (const url of ['/lattice/discover', '/memory-intelligence/discover']) {
     app.post(
       url,

@@ -47,3 +47,69 @@ export const DiscoverResponseSchema = Type.Object({
   durationMs: Type.Number(),
 });
 export type DiscoverResponse = Static<typeof DiscoverResponseSchema>;
+
+export const COHORT = {
+  k: { default: 10, min: 1, max: 50 },
+  minSimilarity: { default: 0, min: 0, max: 1 },
+  predictionLimit: { default: 5, min: 1, max: 50 },
+} as const;
+
+export const CohortBodySchema = Type.Object(
+  {
+    subject: SubjectSchema,
+    k: Type.Optional(Type.Number({ description: `Members; default ${COHORT.k.default}, clamped to [1, 50]` })),
+    minSimilarity: Type.Optional(Type.Number({ description: 'Least similarity of a member; default 0, clamped to [0, 1]' })),
+  },
+  { additionalProperties: false },
+);
+export type CohortBody = Static<typeof CohortBodySchema>;
+
+export const CohortMemberSchema = Type.Object(
+  {
+    subject: SubjectSchema,
+    similarity: Type.Number({ description: '0.5 RFM + 0.25 entity Jaccard + 0.25 pattern-kind Jaccard, in [0, 1]' }),
+    rfmSegment: Type.Union([Type.String(), Type.Null()]),
+    patternKinds: Type.Array(Type.String()),
+  },
+  { $id: 'CohortMember', title: 'CohortMember' },
+);
+export type CohortMember = Static<typeof CohortMemberSchema>;
+
+export const CohortResponseSchema = Type.Object({
+  target: SubjectSchema,
+  members: Type.Array(Type.Ref('CohortMember'), { description: 'Most similar first; empty when the target has no activity (unknown, not "no one like it")' }),
+  candidateCount: Type.Integer({ description: 'Subjects compared (those with features, the target left out)' }),
+  generatedAt: Timestamp(),
+  durationMs: Type.Number(),
+});
+
+export const CohortPredictBodySchema = Type.Object(
+  {
+    subject: SubjectSchema,
+    cohortK: Type.Optional(Type.Number({ description: `Cohort members; default ${COHORT.k.default}, clamped to [1, 50]` })),
+    predictionLimit: Type.Optional(Type.Number({ description: `Predictions; default ${COHORT.predictionLimit.default}, clamped to [1, 50]` })),
+    minSimilarity: Type.Optional(Type.Number({ description: 'Least similarity of a member; default 0, clamped to [0, 1]' })),
+  },
+  { additionalProperties: false },
+);
+export type CohortPredictBody = Static<typeof CohortPredictBodySchema>;
+
+export const CohortPredictionSchema = Type.Object({
+  patternKind: Type.String(),
+  eventType: Type.Union([Type.String(), Type.Null()]),
+  description: Type.String(),
+  expectedAt: Timestamp('Now plus the similarity-weighted mean time until the supporting members\' next firing (now for patterns without one)'),
+  confidence: Type.Number({ description: "The supporting members' confidences weighted by similarity, times s / (s + 1) for s supporters" }),
+  windowMinutes: Type.Number(),
+  supportingSubjects: Type.Array(SubjectSchema),
+  sourceMemoryIds: Type.Array(Type.String(), { description: 'The supporting patterns' }),
+});
+export type CohortPrediction = Static<typeof CohortPredictionSchema>;
+
+export const CohortPredictResponseSchema = Type.Object({
+  target: SubjectSchema,
+  cohort: Type.Array(Type.Ref('CohortMember')),
+  predictions: Type.Array(CohortPredictionSchema, { description: 'Most confident first; empty when the cohort has no active pattern (abstained)' }),
+  generatedAt: Timestamp(),
+  durationMs: Type.Number(),
+});

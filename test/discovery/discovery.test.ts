@@ -2,6 +2,7 @@
 // segment moves, behaviors discovered from two planted groups (both routes the same), options
 // clamped, promote (idempotent, needs WRITE_MEMORY), abstention on an empty project, isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cohortSimilarity } from '../../src/discovery/cohort.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const DAY = 86_400_000;
@@ -128,6 +129,71 @@ describe('behavior discovery', () => {
     expect(theirs.subjectsAnalyzed).toBe(0);
     expect(JSON.stringify(theirs)).not.toContain('w0');
     expect(await h.apis.discovery.all(b.projectId)).toEqual([]);
+  });
+
+  it('finds the most similar subjects, clamped and filtered, and nothing for an unknown subject or in another project', async () => {
+    const cohort = (projectId: string, body: Record<string, unknown>) => h.call('POST', projectId, '/lattice/cohort', { body: { subject: { kind: 'customer', externalId: 'w0' }, ...body } });
+    const res = await cohort(a.projectId, { k: 5 });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ target: { kind: 'customer', externalId: 'w0' }, candidateCount: 11 });
+    expect(body.members.map((m: { subject: { externalId: string } }) => m.subject.externalId).sort()).toEqual(['w1', 'w2', 'w3', 'w4', 'w5']);
+    const similarities = body.members.map((m: { similarity: number }) => m.similarity);
+    expect([...similarities].sort((x, y) => y - x)).toEqual(similarities);
+    expect(body.members[0]).toMatchObject({ rfmSegment: expect.any(String), patternKinds: expect.arrayContaining(['recurring_event']) });
+    expect((await cohort(a.projectId, { k: 500 })).json().members).toHaveLength(11);
+    expect((await cohort(a.projectId, { k: 0 })).json().members).toHaveLength(1);
+    const floor = similarities.at(-1)!;
+    const close = (await cohort(a.projectId, { k: 50, minSimilarity: floor })).json().members;
+    expect(close.every((m: { similarity: number }) => m.similarity >= floor)).toBe(true);
+    expect(close.length).toBeGreaterThanOrEqual(5);
+    expect(close.length).toBeLessThan(11);
+    const unknown = (await h.call('POST', a.projectId, '/lattice/cohort', { body: { subject: { kind: 'customer', externalId: 'nobody' } } })).json();
+    expect(unknown).toMatchObject({ members: [], candidateCount: 0 });
+    expect((await cohort(b.projectId, {})).json()).toMatchObject({ members: [], candidateCount: 0 });
+    expect((await cohort(a.projectId, { k: 'ten' })).statusCode).toBe(400);
+  });
+
+  it("predicts from the cohort's shared habits, reinforced by support, with the subjects and patterns behind each", async () => {
+    const res = await h.call('POST', a.projectId, '/lattice/cohort/predict', { body: { subject: { kind: 'customer', externalId: 'w0' }, cohortK: 5 } });
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body.cohort).toHaveLength(5);
+    const recurring = body.predictions.find((p: { patternKind: string }) => p.patternKind === 'recurring_event');
+    expect(recurring.supportingSubjects.map((s: { externalId: string }) => s.externalId).sort()).toEqual(['w1', 'w2', 'w3', 'w4', 'w5']);
+    expect(recurring.sourceMemoryIds).toHaveLength(5);
+    // The members' patterns, weighted by similarity, times 5 / 6 for five supporters.
+    const weights = new Map(body.cohort.map((m: { subject: { externalId: string }; similarity: number }) => [m.subject.externalId, m.similarity]));
+    let sum = 0;
+    let total = 0;
+    for (const id of recurring.sourceMemoryIds) {
+      const p = (await h.call('GET', a.projectId, `/lattice/patterns/${id}`)).json();
+      expect(p.metadata.patternKind).toBe('recurring_event');
+      sum += (weights.get(p.contactId) as number) * p.confidence;
+      total += weights.get(p.contactId) as number;
+    }
+    expect(recurring.confidence).toBeCloseTo((sum / total) * (5 / 6), 12);
+    const until = Date.parse(recurring.expectedAt) - Date.now();
+    expect(until).toBeGreaterThan(-60_000);
+    expect(until).toBeLessThan(7 * DAY);
+    expect(recurring.description).toContain('5 of 5 similar subjects');
+    expect(body.predictions.length).toBeLessThanOrEqual(5);
+    expect((await h.call('POST', a.projectId, '/lattice/cohort/predict', { body: { subject: { kind: 'customer', externalId: 'w0' }, predictionLimit: 1 } })).json().predictions).toHaveLength(1);
+    // The lapsed buyers' cohort has no habit: no prediction (abstained).
+    const lapsed = (await h.call('POST', a.projectId, '/lattice/cohort/predict', { body: { subject: { kind: 'customer', externalId: 'l0' }, cohortK: 5 } })).json();
+    expect(lapsed.cohort.every((m: { subject: { externalId: string } }) => m.subject.externalId.startsWith('l'))).toBe(true);
+    expect(lapsed.predictions).toEqual([]);
+  });
+
+  it('blends RFM, entities and pattern kinds with the documented weights', () => {
+    const f = (r: number | null, entities: string[], kinds: string[]) => ({ recencyScore: r, frequencyScore: r, monetaryScore: r, topEntities: entities, patternKinds: kinds });
+    expect(cohortSimilarity(f(5, ['a'], ['x']), f(5, ['a'], ['x']))).toBe(1);
+    expect(cohortSimilarity(f(1, ['a'], ['x']), f(5, ['b'], ['y']))).toBeCloseTo(0, 12);
+    expect(cohortSimilarity(f(3, [], []), f(3, [], []))).toBe(1);
+    // Half the entities shared (1 of 3 in the union is a third), the same kinds, RFM one apart on each score.
+    expect(cohortSimilarity(f(4, ['a', 'b'], ['x']), f(3, ['a', 'c'], ['x']))).toBeCloseTo(0.5 * (1 - Math.sqrt(3) / (4 * Math.sqrt(3))) + 0.25 / 3 + 0.25, 12);
+    // A missing score counts as the middle.
+    expect(cohortSimilarity(f(null, [], []), f(3, [], []))).toBe(1);
   });
 
   it('emits segment.changed when a refresh moves a subject to another segment, which segment-change rules fire on', async () => {
