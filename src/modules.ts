@@ -6,6 +6,7 @@ import { createAlertsModule } from './alerts/index.js';
 import { createBehaviorModule } from './behavior/index.js';
 import { createEmbeddingsModule } from './embeddings/index.js';
 import { createDiscoveryModule } from './discovery/index.js';
+import { createEstimatorsModule } from './estimators/index.js';
 import { createEventsModule } from './events/index.js';
 import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
@@ -25,7 +26,8 @@ function compose(runtime: Runtime) {
     .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }))
     .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }))
     .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }))
-    .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }));
+    .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
+    .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }));
 }
 
 /** Every domain's api, by domain name. */

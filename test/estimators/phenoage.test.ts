@@ -1,0 +1,80 @@
+// PhenoAge: the worked example, the stable form against the paper's form, the additive
+// contributions, the direction of each biomarker, and unit conversions.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { phenoAge, PHENOAGE_SIGNALS, toModelUnit, type PhenoAgeSignal } from '../../src/estimators/phenoage.js';
+
+const EXAMPLE: Record<PhenoAgeSignal, number> = { age: 40, albumin: 42, creatinine: 88, glucose_fasting: 5.3, crp: 0.05, lymphocyte_pct: 30, mcv: 90, rdw: 13, alkaline_phosphatase: 70, wbc: 6.5 };
+
+/** The paper's form, M first, as published (unstable where M rounds to 0 or 1). */
+function paperForm(r: Record<PhenoAgeSignal, number>): number {
+  const xb =
+    -19.90667 - 0.03359355 * r.albumin + 0.009506491 * r.creatinine + 0.1953192 * r.glucose_fasting + 0.09536762 * Math.log(r.crp) - 0.01199984 * r.lymphocyte_pct +
+    0.02676401 * r.mcv + 0.3306156 * r.rdw + 0.001868778 * r.alkaline_phosphatase + 0.05542406 * r.wbc + 0.08035356 * r.age;
+  const gamma = 0.0076927;
+  const m = 1 - Math.exp((-Math.exp(xb) * (Math.exp(120 * gamma) - 1)) / gamma);
+  return 141.50225 + Math.log(-0.0055305 * Math.log(1 - m)) / 0.090165;
+}
+
+const readings = fc.record({
+  age: fc.double({ min: 20, max: 90, noNaN: true }),
+  albumin: fc.double({ min: 30, max: 55, noNaN: true }),
+  creatinine: fc.double({ min: 40, max: 200, noNaN: true }),
+  glucose_fasting: fc.double({ min: 3.5, max: 12, noNaN: true }),
+  crp: fc.double({ min: 0.01, max: 5, noNaN: true }),
+  lymphocyte_pct: fc.double({ min: 10, max: 50, noNaN: true }),
+  mcv: fc.double({ min: 75, max: 105, noNaN: true }),
+  rdw: fc.double({ min: 11, max: 18, noNaN: true }),
+  alkaline_phosphatase: fc.double({ min: 30, max: 150, noNaN: true }),
+  wbc: fc.double({ min: 3, max: 12, noNaN: true }),
+});
+
+describe('phenoAge', () => {
+  it('gives the worked example: about 35.11 years', () => {
+    expect(Math.abs(phenoAge(EXAMPLE).value - 35.11)).toBeLessThan(0.01);
+    expect(phenoAge(EXAMPLE).value).toBeCloseTo(paperForm(EXAMPLE), 9);
+  });
+
+  it('agrees with the paper\'s form wherever that form is finite, and its contributions add up to it', () => {
+    fc.assert(
+      fc.property(readings, (r) => {
+        const result = phenoAge(r);
+        const paper = paperForm(r);
+        if (Number.isFinite(paper)) expect(result.value).toBeCloseTo(paper, 6);
+        const sum = result.baseYears + PHENOAGE_SIGNALS.reduce((s, k) => s + result.contributions[k], 0);
+        expect(sum).toBeCloseTo(result.value, 9);
+        expect(result.mortalityScore).toBeGreaterThanOrEqual(0);
+        expect(result.mortalityScore).toBeLessThanOrEqual(1);
+      }),
+    );
+  });
+
+  it('stays finite where the paper\'s form rounds to 1 - M = 1 (a very young, very healthy profile)', () => {
+    const young = { ...EXAMPLE, age: 5, albumin: 60, crp: 0.001, glucose_fasting: 3, rdw: 10 };
+    expect(Number.isFinite(phenoAge(young).value)).toBe(true);
+  });
+
+  it('moves each way the coefficients say: older with age, CRP, glucose, RDW; younger with albumin and lymphocytes', () => {
+    const base = phenoAge(EXAMPLE).value;
+    for (const [signal, up] of [['age', true], ['crp', true], ['glucose_fasting', true], ['rdw', true], ['wbc', true], ['albumin', false], ['lymphocyte_pct', false]] as const) {
+      const moved = phenoAge({ ...EXAMPLE, [signal]: EXAMPLE[signal] * 1.2 }).value;
+      expect(moved > base, signal).toBe(up);
+    }
+  });
+});
+
+describe('toModelUnit', () => {
+  it('converts the common units and refuses unknown ones', () => {
+    expect(toModelUnit('albumin', 4.2, 'g/dL')).toBeCloseTo(42, 12);
+    expect(toModelUnit('creatinine', 1, 'mg/dL')).toBeCloseTo(88.4, 12);
+    expect(toModelUnit('glucose_fasting', 90.08, 'mg/dL')).toBeCloseTo(5, 12);
+    expect(toModelUnit('crp', 0.5, 'mg/L')).toBeCloseTo(0.05, 12);
+    expect(toModelUnit('wbc', 6.5, '10^9/L')).toBe(6.5);
+    expect(toModelUnit('albumin', 42, null)).toBe(42);
+    expect(toModelUnit('albumin', 42, ' G/L ')).toBe(42);
+    expect(toModelUnit('albumin', 42, 'furlongs')).toBeUndefined();
+    // The worked example in US units gives the same age.
+    const us = { ...EXAMPLE, albumin: toModelUnit('albumin', 4.2, 'g/dL')!, creatinine: toModelUnit('creatinine', 88 / 88.4, 'mg/dL')!, glucose_fasting: toModelUnit('glucose_fasting', 5.3 * 18.016, 'mg/dL')! };
+    expect(phenoAge(us).value).toBeCloseTo(phenoAge(EXAMPLE).value, 9);
+  });
+});
