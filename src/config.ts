@@ -71,6 +71,8 @@ export interface Config {
   readonly webhookMaxAttempts: number;
   /** Backoff before the second attempt; doubles each time (with jitter, capped at an hour). */
   readonly webhookRetryBaseMs: number;
+  /** Vertical packs loaded (LATTICE_PACKS): today only `healthcare`. */
+  readonly packs: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -159,6 +161,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
 
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
+  const packs = r
+    .string('LATTICE_PACKS', 'healthcare')
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter((p) => p !== '' && p !== 'none');
+  for (const p of packs) if (p !== 'healthcare') r.problems.push(`LATTICE_PACKS: unknown pack ${JSON.stringify(p)} (known: healthcare; none for no pack)`);
   const embeddingProvider = r.oneOf('EMBEDDING_PROVIDER', ['local', 'gateway'] as const, 'local');
   const poolMaxThreads = r.int('POOL_MAX_THREADS', cores, 1, 256);
   const modelGatewayUrl = r.url('MODEL_GATEWAY_URL', ['http:', 'https:']);
@@ -213,6 +221,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
     webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
     webhookRetryBaseMs: r.int('WEBHOOK_RETRY_BASE_MS', 10_000, 10, 3_600_000),
+    packs,
   };
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);

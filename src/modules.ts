@@ -8,6 +8,7 @@ import { createEmbeddingsModule } from './embeddings/index.js';
 import { createDiscoveryModule } from './discovery/index.js';
 import { createEstimatorsModule } from './estimators/index.js';
 import { createEventsModule } from './events/index.js';
+import { createHealthModule } from './health/index.js';
 import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
 import type { Db } from './platform/db.js';
@@ -27,7 +28,8 @@ function compose(runtime: Runtime) {
     .with('behavior', ({ tenancy, memory, events }) => createBehaviorModule(runtime, { tenancy, memory, events }))
     .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }))
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
-    .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }));
+    .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
+    .with('health', ({ memory, typed, estimators }) => createHealthModule(runtime, { memory, typed, estimators }));
 }
 
 /** Every domain's api, by domain name. */

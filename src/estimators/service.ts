@@ -53,6 +53,10 @@ export class Estimators {
     const out: Reading[] = [];
     const memories = await this.memory.list(projectId, { category: 'health', subjectKind: subject.kind, subjectExternalId: subject.externalId, limit: 500 });
     for (const m of memories) {
+      const demographic = (m.metadata as { demographic?: { ageYears?: unknown } } | null)?.demographic;
+      if (typeof demographic?.ageYears === 'number' && Number.isFinite(demographic.ageYears)) {
+        out.push({ signal: 'age', value: demographic.ageYears, unit: 'years', at: Date.parse(m.validFrom), id: m.id });
+      }
       const health = (m.metadata as { health?: { biomarker?: unknown; value?: unknown; unit?: unknown; observedAt?: unknown } } | null)?.health;
       const signal = typeof health?.biomarker === 'string' ? canonical(health.biomarker) : undefined;
       if (!signal || (typeof health!.value !== 'number' && typeof health!.value !== 'string')) continue;

@@ -1,0 +1,82 @@
+// The healthcare pack's routes (SPEC.md "Estimators" health lines; SDK-WIRE.md 4.11) and the packs
+// listing (SPEC.md "Compliance": GET /memory-compliance/packs, read tier, no entitlement).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { SubjectSchema } from '../platform/common-schemas.js';
+import { NotFoundError } from '../platform/errors.js';
+import { COHORT_RISK, HEALTH_DISCLAIMER, MIN_CELL, MIN_COHORT, type HealthPack } from './service.js';
+import { SCREENING_RULES } from './screening.js';
+
+const tags = ['health'];
+
+export const HEALTHCARE_MANIFEST = {
+  id: 'healthcare',
+  name: 'Healthcare',
+  version: '1.0.0',
+  description: 'Biological age (PhenoAge), screening indicators from cited biomarker thresholds, and de-identified cohort risk. Screening, not diagnosis.',
+  entitlement: 'health',
+  routes: ['POST /lattice/health/profile', 'POST /lattice/health/cohort-risk', 'POST /lattice/estimate (phenoage)'],
+  screening: SCREENING_RULES.map((r) => ({ condition: r.condition, icd10: r.icd10, biomarker: r.biomarker, direction: r.direction, source: r.source })),
+  privacy: { minCohort: MIN_COHORT, minCell: MIN_CELL, excludesOptedOut: true },
+  disclaimer: HEALTH_DISCLAIMER,
+};
+
+const Body = Type.Object({ subject: SubjectSchema }, { additionalProperties: false });
+const RiskBody = Type.Object(
+  { subject: SubjectSchema, k: Type.Optional(Type.Number({ description: `Cohort size; default ${COHORT_RISK.k.default}, clamped to [1, ${COHORT_RISK.k.max}]` })) },
+  { additionalProperties: false },
+);
+const Loose = Type.Object({}, { additionalProperties: true });
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loaded: boolean; packs: object[] }> = async (app, { health, loaded, packs }) => {
+  const needPack = () => {
+    // Not installed here: 404, naming the setting that installs it.
+    if (!loaded) throw new NotFoundError('the healthcare pack is not loaded in this deployment: set LATTICE_PACKS=healthcare', { pack: 'healthcare' });
+  };
+  app.get(
+    '/memory-compliance/packs',
+    {
+      config: { permission: 'READ_MEMORY' },
+      schema: { tags: ['compliance'], summary: 'Manifests of the loaded packs', description: 'Read tier; needs no entitlement. LATTICE_PACKS chooses the packs (default healthcare).', response: { 200: Type.Object({ packs: Type.Array(Loose) }) } },
+    },
+    async () => ({ packs }),
+  );
+  app.post(
+    '/lattice/health/profile',
+    {
+      config: { permission: 'READ_MEMORY', feature: 'health', audit: 'read.health' },
+      schema: {
+        tags,
+        summary: "A subject's health profile: biological age, screening indicators, diagnoses, latest biomarkers",
+        description:
+          'biologicalAge from PhenoAge (null when a signal is missing). predictedConditions: a threshold crossed by the latest reading (basis threshold), or a trend of at least three readings over 90 days that crosses it within five years (basis trend, with projectedOnsetAt); thresholds and their sources are in the pack manifest (GET /memory-compliance/packs); conditions already diagnosed (same ICD-10 category) are left out. ' +
+          'Reads fact memories with category health (metadata.health, metadata.demographic, metadata.condition) and typed observations named for a biomarker. Screening indicators, not diagnoses: every answer carries the disclaimer. Needs the health entitlement and the healthcare pack.',
+        body: Body,
+        response: { 200: Loose },
+      },
+    },
+    async (request) => {
+      needPack();
+      return health.profile(request.principal.projectId, request.body.subject);
+    },
+  );
+  app.post(
+    '/lattice/health/cohort-risk',
+    {
+      config: { permission: 'READ_MEMORY', feature: 'health', audit: 'read.health' },
+      schema: {
+        tags,
+        summary: 'Condition prevalence among the most similar patients (aggregate, de-identified)',
+        description:
+          `The k patients (default ${COHORT_RISK.k.default}) most similar by age, sex, BMI and biomarkers (glucose, HbA1c, systolic pressure, LDL, CRP, eGFR; standardised; similarity 1 / (1 + RMS difference over the features both have, at least two)), and the prevalence of each diagnosed ICD-10 category among them. ` +
+          `No member is named. Patients whose latest consent memory opted out are left out of the population. A cohort under ${MIN_COHORT} is suppressed (risks empty, suppressed true, with the reason); a condition fewer than ${MIN_CELL} members have is not reported. Every answer carries the disclaimer. Needs the health entitlement and the healthcare pack.`,
+        body: RiskBody,
+        response: { 200: Loose },
+      },
+    },
+    async (request) => {
+      needPack();
+      return health.cohortRisk(request.principal.projectId, request.body.subject, request.body.k);
+    },
+  );
+};
