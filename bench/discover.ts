@@ -21,7 +21,8 @@
 // probability 2% / 8% / 20%; a subject makes a stray purchase at a uniformly random time of the
 // last 360 days with probability 0 / 15% / 40% (a second one with that probability squared); a
 // purchase's amount is its subject's level times a uniform factor in 1 +- 10% / 25% / 50%.
-// Visits that would fall in the last hour or more than 360 days ago are dropped.
+// A visit that would fall in the last hour moves back a day; one more than 360 days before
+// today's midnight is dropped.
 //
 //   1. Quality, per noise level, BENCH_DISCOVER_QUALITY_SUBJECTS subjects (300) in a project of
 //      their own: ingest through POST /memory-typed/observations (10,000-row batches), mine with
@@ -48,23 +49,30 @@
 //   2. Speed, for each size in BENCH_DISCOVER_SUBJECTS (1,000 and 10,000 on Postgres, 1,000 on
 //      PGlite), the same population at medium noise (about 20 purchases a subject on average:
 //      weekly 47, monthly 11, lapsed 17, sporadic 4; fewer than 50 each, which keeps the
-//      10,000-subject ingest near 200,000 rows), a project per size: ingest (rows/s), mining (subjects/s), the time until
-//      the post-mining feature jobs have written every subject, then (once the pattern memories are
-//      all embedded, so no background embedding competes) the timed refresh of every subject
-//      (subjects/s) and BENCH_DISCOVER_CALLS (3) calls of POST /lattice/discover with defaults,
-//      each timed end to end around app.inject (routing, auth, the job it awaits, JSON; no socket)
-//      beside the durationMs the service reports; the median call against the target (10,000
+//      10,000-subject ingest near 200,000 rows), a project per size: ingest (rows/s), mining
+//      (subjects/s), the time until the post-mining feature jobs have written every subject, then
+//      (once the pattern memories are all embedded, so no background embedding competes) the
+//      timed refresh of every subject (subjects/s) with the planner statistics as the server left
+//      them (the Postgres this was written on runs with autovacuum off, so no table is ever
+//      analyzed, and the per-subject activity read then hashes every observation of the project
+//      for each chunk of 250 subjects), then an ANALYZE of the database and the timed refresh
+//      again; then BENCH_DISCOVER_CALLS (3) calls of POST /lattice/discover with defaults,
+//      each timed end to end around app.inject (routing, auth, the job it awaits, JSON; no
+//      socket) beside the durationMs the service reports; the median call against the target (10,000
 //      subjects <= 5 s); `sampled` (over 2,000 subjects discovery clusters a fixed sample of 2,000
 //      and assigns the rest). Where every behavior lists all its members (size <= 500), the ARI
-//      against the planted groups is given too. The cohort row (p95 <= 100 ms at 10,000 subjects)
-//      is printed as pending: cohorts are not built yet.
+//      against the planted groups is given too. Then the cohort latency: POST /lattice/cohort
+//      {subject} (default k) for BENCH_DISCOVER_COHORT_CALLS (300) random subjects (seeded) after
+//      20 warm-up calls, one at a time, around app.inject; p50 / p95 / p99 against the target (p95
+//      <= 100 ms at 10,000 subjects), and the share of the members returned that come from the
+//      target's own planted group (a cohort's purity; 25% would be chance).
 //
 // Run after a build (the worker pool loads dist/workers/index.js):
 //   npm run bench:discover
 //   BENCH_SKIP_PGLITE=1 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:discover
 // Settings: BENCH_DISCOVER_SUBJECTS (the speed sizes, comma-separated; default 1000,10000 on
 // Postgres, 1000 on PGlite), BENCH_DISCOVER_QUALITY_SUBJECTS (300 per noise level),
-// BENCH_DISCOVER_CALLS (3), BENCH_DISCOVER_EMBED_WAIT_S (900: the longest wait for the pattern
+// BENCH_DISCOVER_CALLS (3), BENCH_DISCOVER_COHORT_CALLS (300), BENCH_DISCOVER_EMBED_WAIT_S (900: the longest wait for the pattern
 // embeddings before timing), BENCH_DISCOVER_PARTS (1,2: the parts to run), BENCH_SKIP_PGLITE=1
 // (Postgres only). This bench sets in its own environment, before the contexts read their config:
 // BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no automatic mining in the
@@ -75,11 +83,11 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import type { SubjectFeatures } from '../src/discovery/features.js';
-import { DISCOVERY, type Behavior, type DiscoverResponse } from '../src/discovery/schemas.js';
+import { COHORT, DISCOVERY, type Behavior, type CohortMember, type DiscoverResponse } from '../src/discovery/schemas.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, withPgliteContext, withPostgresContext } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -115,6 +123,9 @@ const SIZES_OVERRIDE = sizesFrom('BENCH_DISCOVER_SUBJECTS');
 const PG_SIZES = [1000, 10_000];
 const PGLITE_SIZES = [1000];
 const CALLS = positiveInt('BENCH_DISCOVER_CALLS', 3);
+const COHORT_CALLS = positiveInt('BENCH_DISCOVER_COHORT_CALLS', 300);
+const COHORT_WARMUP = 20;
+const TARGET_COHORT_P95_MS = 100;
 const EMBED_WAIT_MS = positiveInt('BENCH_DISCOVER_EMBED_WAIT_S', 900) * 1000;
 const PARTS = new Set((process.env.BENCH_DISCOVER_PARTS ?? '1,2').split(',').map((s) => s.trim()));
 /** The largest maxMembers the route allows: behaviors up to this size list every member. */
@@ -194,6 +205,11 @@ function checkAdjustedRandIndex(): string {
 /** The answer of POST /lattice/discover (its schema refers to Behavior by $ref, which Static leaves unknown). */
 type DiscoverAnswer = Omit<DiscoverResponse, 'behaviors'> & { behaviors: Behavior[] };
 
+interface CohortAnswer {
+  members: CohortMember[];
+  candidateCount: number;
+}
+
 interface ExtractAnswer {
   contactsProcessed: number;
   patternsCreated: number;
@@ -238,6 +254,8 @@ interface Run {
   app: FastifyInstance;
   setup: string;
   postgres: boolean;
+  /** What keeps the planner statistics here (autovacuum's setting on Postgres). */
+  statistics: string;
 }
 
 /** An enterprise project, a read-write key for it, and the purchase attribute (USD: its values are money). */
@@ -332,7 +350,8 @@ function purchasesOf(group: Group, noise: Noise, random: () => number, now: numb
   const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const between = (lo: number, hi: number) => lo + random() * (hi - lo);
   const today = Math.floor(now / DAY_MS) * DAY_MS;
-  const oldest = now - OLDEST_DAYS * DAY_MS;
+  // Bounds by the day, not the hour, so the same seed drops the same visits all day long.
+  const oldest = today - OLDEST_DAYS * DAY_MS;
   const latest = now - HOUR_MS;
   const times: number[] = [];
   /** Visits every `period` days, the most recent `lastDaysAgo` days ago, back to `fromDaysAgo`. */
@@ -340,8 +359,9 @@ function purchasesOf(group: Group, noise: Noise, random: () => number, now: numb
     for (let back = lastDaysAgo; back <= fromDaysAgo; back += period) {
       if (random() < noise.miss) continue;
       // Midnight of the visit's day, a uniform time of day, the jitter.
-      const at = today - back * DAY_MS + random() * DAY_MS + normal() * noise.jitter * period * DAY_MS;
-      if (at >= oldest && at <= latest) times.push(at);
+      let at = today - back * DAY_MS + random() * DAY_MS + normal() * noise.jitter * period * DAY_MS;
+      while (at > latest) at -= DAY_MS;
+      if (at >= oldest) times.push(at);
     }
   };
   let level: number;
@@ -386,9 +406,11 @@ interface Prepared {
   featuresWritten: number;
   embedNote?: string;
   refresh: { ms: number; refreshed: number; segmentChanges: number };
+  /** With options.analyze: ANALYZE of the whole database, then the refresh again. */
+  analyzed?: { analyzeMs: number; refresh: { ms: number; refreshed: number; segmentChanges: number } };
 }
 
-async function prepare(run: Run, projectId: string, population: Population, label: string, options: { waitForEmbeddings: boolean }): Promise<Prepared> {
+async function prepare(run: Run, projectId: string, population: Population, label: string, options: { waitForEmbeddings: boolean; analyze: boolean }): Promise<Prepared> {
   const { ctx, setup } = run;
   const client = await openProject(run, projectId);
   let ingestMs = 0;
@@ -454,7 +476,17 @@ async function prepare(run: Run, projectId: string, population: Population, labe
   const refreshed = await ctx.apis.discovery.refresh(projectId);
   const refresh = { ms: performance.now() - r0, ...refreshed };
   progress(`[${setup}] ${label}: features refreshed for ${refresh.refreshed} subjects in ${seconds(refresh.ms)}`);
-  return { client, population, ingestMs, ingestCalls, mining, featuresReadyMs, featuresWritten, embedNote, refresh };
+  let analyzed: Prepared['analyzed'];
+  if (options.analyze) {
+    const a0 = performance.now();
+    await ctx.runtime.db.query('ANALYZE');
+    const analyzeMs = performance.now() - a0;
+    const r1 = performance.now();
+    const again = await ctx.apis.discovery.refresh(projectId);
+    analyzed = { analyzeMs, refresh: { ms: performance.now() - r1, ...again } };
+    progress(`[${setup}] ${label}: ANALYZE in ${seconds(analyzeMs)}, then features refreshed for ${again.refreshed} subjects in ${seconds(analyzed.refresh.ms)}`);
+  }
+  return { client, population, ingestMs, ingestCalls, mining, featuresReadyMs, featuresWritten, embedNote, refresh, analyzed };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -599,7 +631,7 @@ async function benchQuality(run: Run): Promise<void> {
     const label = `quality, ${noise.name} noise`;
     const population = plantPopulation(QUALITY_SUBJECTS, noise, 1001 + index, Date.now());
     const projectId = `discover-quality-${noise.name}`;
-    const prepared = await prepare(run, projectId, population, label, { waitForEmbeddings: false });
+    const prepared = await prepare(run, projectId, population, label, { waitForEmbeddings: false, analyze: false });
     const t0 = performance.now();
     const answer = await prepared.client.post<DiscoverAnswer>('/lattice/discover', { maxMembers: ALL_MEMBERS });
     const discoverMs = performance.now() - t0;
@@ -720,7 +752,7 @@ async function benchSpeed(run: Run, sizes: readonly number[]): Promise<void> {
   for (const size of sizes) {
     const label = `speed, ${thousands(size)} subjects`;
     const population = plantPopulation(size, SPEED_NOISE, 2001 + size, Date.now());
-    const prepared = await prepare(run, `discover-speed-${size}`, population, label, { waitForEmbeddings: true });
+    const prepared = await prepare(run, `discover-speed-${size}`, population, label, { waitForEmbeddings: true, analyze: true });
     const at = `${thousands(size)} subjects`;
     const n = population.rows.length;
     perGroup = `${(n / size).toFixed(1)} a subject on average at ${thousands(size)} subjects (${GROUPS.map((g) => {
@@ -758,8 +790,18 @@ async function benchSpeed(run: Run, sizes: readonly number[]): Promise<void> {
       n: 1,
       value: seconds(prepared.refresh.ms),
       throughput: `${thousands(perSecond(prepared.refresh.refreshed, prepared.refresh.ms))} subjects/s`,
-      notes: `${thousands(prepared.refresh.refreshed)} refreshed, ${prepared.refresh.segmentChanges} segment changes`,
+      notes: `${thousands(prepared.refresh.refreshed)} refreshed, ${prepared.refresh.segmentChanges} segment changes; the tables' statistics as the server left them`,
     });
+    if (prepared.analyzed) {
+      const a = prepared.analyzed;
+      rows.push({
+        operation: `${at}: feature refresh again, after ANALYZE`,
+        n: 1,
+        value: seconds(a.refresh.ms),
+        throughput: `${thousands(perSecond(a.refresh.refreshed, a.refresh.ms))} subjects/s`,
+        notes: `${thousands(a.refresh.refreshed)} refreshed, ${a.refresh.segmentChanges} segment changes; ANALYZE of the database took ${seconds(a.analyzeMs)}`,
+      });
+    }
 
     const wall: number[] = [];
     const server: number[] = [];
@@ -788,25 +830,66 @@ async function benchSpeed(run: Run, sizes: readonly number[]): Promise<void> {
         `${same ? 'the same behaviors every call' : '❌ the behaviors differ between calls'}${target}`,
     });
 
+    // Cohorts: random subjects (seeded), one call at a time, after a warm-up.
+    progress(`[${setup}] ${label}: POST /lattice/cohort, ${COHORT_WARMUP} warm-up, ${COHORT_CALLS} timed`);
+    const groupOf = new Map(population.subjects.map((p) => [p.externalId, p.group]));
+    const pick = mulberry32(31 + size);
+    const cohortSamples: number[] = [];
+    let sameGroup = 0;
+    let members = 0;
+    let empty = 0;
+    let candidates = 0;
+    for (let k = 0; k < COHORT_WARMUP + COHORT_CALLS; k++) {
+      const target = population.subjects[Math.floor(pick() * population.subjects.length)]!;
+      const t0 = performance.now();
+      const answer = await prepared.client.post<CohortAnswer>('/lattice/cohort', { subject: { kind: KIND, externalId: target.externalId } });
+      const took = performance.now() - t0;
+      if (k < COHORT_WARMUP) continue;
+      cohortSamples.push(took);
+      if (answer.members.length === 0) empty++;
+      candidates = answer.candidateCount;
+      for (const m of answer.members) {
+        members++;
+        if (groupOf.get(m.subject.externalId) === target.group) sameGroup++;
+      }
+    }
+    const cohort = summarise(cohortSamples);
+    const cohortTarget = size === TARGET_AT ? `; ${check(cohort.p95 <= TARGET_COHORT_P95_MS, `p95 ≤ ${TARGET_COHORT_P95_MS} ms`)}` : '';
+    rows.push({
+      operation: `${at}: cohort, POST /lattice/cohort {subject} (k ${COHORT.k.default}), end to end`,
+      n: cohort.n,
+      value: `p50 ${ms(cohort.p50)}, p95 ${ms(cohort.p95)}, p99 ${ms(cohort.p99)}`,
+      throughput: `${thousands(perSecond(cohort.n, cohortSamples.reduce((a, b) => a + b, 0)))} calls/s (sequential)`,
+      notes:
+        `random subjects after ${COHORT_WARMUP} warm-up calls; ${thousands(candidates)} candidates a call; ${empty} empty; ` +
+        `${pct(sameGroup / Math.max(1, members))} of the members from the target's planted group${cohortTarget}`,
+    });
+
     // Every behavior lists all its members only up to maxMembers; then the ARI can be computed here.
     if (first.behaviors.every((b) => b.size <= ALL_MEMBERS)) {
       const full = await prepared.client.post<DiscoverAnswer>('/lattice/discover', { maxMembers: ALL_MEMBERS });
       const scored = scoreDiscovery(population.subjects, full);
-      notes.push(`${at}: ARI against the planted groups ${fixed(scored.ari)}, ${pct(scored.assigned)} assigned (a fourth call with maxMembers ${ALL_MEMBERS}, untimed).`);
+      const held = full.behaviors.map((b, k) => `${b.size} (${b.label}: ${composition(population.subjects, scored.labels, String(k + 1))})`);
+      const unassigned = scored.labels.filter((l) => l === NOISE_CLUSTER).length;
+      if (unassigned > 0) held.push(`${unassigned} in no behavior (${composition(population.subjects, scored.labels, NOISE_CLUSTER)})`);
+      notes.push(
+        `${at}: ARI against the planted groups ${fixed(scored.ari)}, ${pct(scored.assigned)} assigned (a fourth call with maxMembers ${ALL_MEMBERS}, untimed). ` +
+          `Behaviors: ${held.join('; ')}.`,
+      );
     } else {
       notes.push(`${at}: no ARI: a behavior is larger than ${ALL_MEMBERS}, the most members discovery lists. Planted groups are ${thousands(size / 4)} subjects each.`);
     }
   }
-  rows.push({
-    operation: `cohort, p95 at ${thousands(TARGET_AT)} subjects (target ≤ 100 ms)`,
-    notes: 'pending: cohorts are not built yet, nothing is measured',
-  });
 
   write(`#### 2. Speed (the planted population at ${SPEED_NOISE.name} noise; ${sizes.map(thousands).join(' and ')} subjects, a project each)`);
   write();
   write(
     `- Purchases: ${perGroup}, fewer than 50 each. ` +
       'Timing of the refresh and of discovery starts once the jobs mining set off have written every subject\'s features and every pattern memory is embedded.',
+  );
+  write(
+    '- The feature refresh is timed twice: first with the planner statistics as the server left them after the ingest and mining ' +
+      `(${run.statistics}), then after an explicit ANALYZE of the database. The discovery calls come after the ANALYZE.`,
   );
   write(
     `- Discovery is timed around app.inject, one call at a time: routing, auth, the job the route awaits (${run.ctx.runtime.queue.kind} queue), JSON. ` +
@@ -841,7 +924,14 @@ async function runBackend(ctx: Lattice, setup: string, postgres: boolean, extra:
   write(`### ${setup}`);
   write();
   try {
-    const run: Run = { ctx, app, setup, postgres };
+    const autovacuum = postgres ? (await ctx.runtime.db.query<{ setting: string }>(`SELECT current_setting('autovacuum') AS setting`)).rows[0]!.setting : undefined;
+    const statistics =
+      autovacuum === undefined
+        ? 'PGlite runs no autovacuum: no statistics until an ANALYZE'
+        : autovacuum === 'on'
+          ? 'autovacuum on: its ANALYZE may or may not have run since the ingest'
+          : `autovacuum ${autovacuum} on this server: no statistics until an ANALYZE`;
+    const run: Run = { ctx, app, setup, postgres, statistics };
     if (PARTS.has('1')) await benchQuality(run);
     if (PARTS.has('2')) await benchSpeed(run, sizes);
   } finally {

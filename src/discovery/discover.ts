@@ -112,7 +112,12 @@ export class Discovery {
     // A project whose features were never computed (nothing mined since discovery came) gets them now.
     if (all.length === 0 && (await this.features.refresh(projectId, undefined, now)).refreshed > 0) all = await this.features.all(projectId);
     const sampled = all.length > DISCOVERY.sample;
-    const ordered = sampled ? [...all].sort((a, b) => (sampleKey(projectId, a) < sampleKey(projectId, b) ? -1 : 1)) : all;
+    const ordered = sampled
+      ? all
+          .map((f) => ({ f, key: sampleKey(projectId, f) }))
+          .sort((a, b) => (a.key < b.key ? -1 : 1))
+          .map(({ f }) => f)
+      : all;
     const entities = projectEntities(all);
     const entityWeight = entities.length === 0 ? 0 : Math.sqrt(FEATURE_WEIGHTS.entities / Math.min(entities.length, TOP_PROJECT_ENTITIES));
     const fixed = ordered[0]?.vector.length ?? 0;
@@ -127,10 +132,17 @@ export class Discovery {
     const clusters =
       ordered.length === 0
         ? []
-        : await this.pool.run('discovery.cluster', { vectors, n: ordered.length, d, sample: DISCOVERY.sample, simThreshold: options.simThreshold, minClusterSize: options.minClusterSize });
+        : await this.pool.run('discovery.cluster', {
+            vectors,
+            n: ordered.length,
+            d,
+            sample: DISCOVERY.sample,
+            simThreshold: options.simThreshold,
+            minClusterSize: options.minClusterSize,
+            minStability: options.minStability,
+          });
 
     const behaviors: Behavior[] = clusters
-      .filter((c) => c.stability >= options.minStability)
       .map((c) => {
         const members = c.members.map((i) => ordered[i]!);
         const { label, evidence } = describeBehavior(members);

@@ -167,16 +167,28 @@ export class FeatureStore {
   }
 
   /**
-   * Recomputes the features of these subjects (all with activity in the last year when none are
-   * named); answers how many were written and how many changed segment.
+   * Recomputes the features of these subjects (when none are named: every subject active in the
+   * last year or holding features); a subject with no activity left in the year loses its row.
+   * Answers how many were written, removed, and changed segment.
    */
-  async refresh(projectId: string, subjects?: readonly Subject[], now = new Date()): Promise<{ refreshed: number; segmentChanges: number }> {
-    const targets = subjects ?? (await this.behavior.activeSubjects(projectId, RFM_LOOKBACK_DAYS, now));
+  async refresh(projectId: string, subjects?: readonly Subject[], now = new Date()): Promise<{ refreshed: number; removed: number; segmentChanges: number }> {
+    // Every subject active in the last year, and every subject with features (one gone quiet is
+    // recomputed, or removed once it has no activity left in the year).
+    const targets = subjects ?? unique([...(await this.behavior.activeSubjects(projectId, RFM_LOOKBACK_DAYS, now)), ...(await this.storedSubjects(projectId))]);
     let refreshed = 0;
+    let removed = 0;
     let segmentChanges = 0;
     for (let i = 0; i < targets.length; i += CHUNK) {
-      const features = (await this.behavior.summaries(projectId, targets.slice(i, i + CHUNK), now)).map(featuresOf);
+      const computed = (await this.behavior.summaries(projectId, targets.slice(i, i + CHUNK), now)).map(featuresOf);
+      const features = computed.filter((f) => f.activityCount > 0);
+      const gone = computed.filter((f) => f.activityCount === 0).map((f) => f.subject);
       const { changes, receipt } = await this.db.transaction(async (tx) => {
+        if (gone.length > 0) {
+          await tx.query(
+            `DELETE FROM discovery_features WHERE project_id = $1 AND (subject_kind, subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+            [projectId, gone.map((s) => s.kind), gone.map((s) => s.externalId)],
+          );
+        }
         const before = await upsert(tx, projectId, features, now);
         const events: NewEvent[] = features.flatMap((f) => {
           const from = before.get(`${f.subject.kind}\0${f.subject.externalId}`);
@@ -198,9 +210,18 @@ export class FeatureStore {
       });
       if (receipt) await this.events.afterCommit(receipt, 'queued');
       refreshed += features.length;
+      removed += gone.length;
       segmentChanges += changes;
     }
-    return { refreshed, segmentChanges };
+    return { refreshed, removed, segmentChanges };
+  }
+
+  private async storedSubjects(projectId: string): Promise<Subject[]> {
+    const { rows } = await this.db.query<{ subject_kind: string; subject_external_id: string }>(
+      `SELECT subject_kind, subject_external_id FROM discovery_features WHERE project_id = $1 ORDER BY 1, 2`,
+      [projectId],
+    );
+    return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_external_id }));
   }
 
   /** Projects that hold features: the nightly refresh walks them. */
@@ -208,6 +229,11 @@ export class FeatureStore {
     const { rows } = await this.db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM discovery_features ORDER BY 1`);
     return rows.map((r) => r.project_id);
   }
+}
+
+function unique(subjects: readonly Subject[]): Subject[] {
+  const seen = new Map(subjects.map((s) => [`${s.kind}\0${s.externalId}`, s]));
+  return [...seen.values()];
 }
 
 /** Writes the features; answers each subject's segment before the write (undefined: it had none stored). */

@@ -14,7 +14,7 @@ import { BehaviorSchema, CohortMemberSchema, type DiscoverBody, type DiscoverRes
 
 export type DiscoveryJobs = {
   /** Recomputes the features of these subjects (all with activity in the last year when none). */
-  'discovery.refresh-features': { payload: { projectId: string; subjects?: Subject[] }; result: { refreshed: number; segmentChanges: number } };
+  'discovery.refresh-features': { payload: { projectId: string; subjects?: Subject[] }; result: { refreshed: number; removed: number; segmentChanges: number } };
   /** Every project's features, nightly: the RFM cut points move as the project does. */
   'discovery.refresh-nightly': { payload: Record<string, never>; result: { projects: number } };
   /** One discovery, which the route awaits. */

@@ -220,4 +220,10 @@ describe('behavior discovery', () => {
       .poll(async () => (await h.call('GET', a.projectId, '/admin/memory?limit=500')).json().filter((m: { content: string }) => m.content.endsWith('is at risk')).map((m: { content: string }) => m.content.split(' ')[0]).sort(), { timeout: 10_000 })
       .toEqual(atRisk);
   });
+
+  it('removes the features of subjects with no activity left in the year, and discovery then abstains', async () => {
+    const { refreshed, removed } = await h.apis.discovery.refresh(a.projectId, undefined, new Date(now + 800 * DAY));
+    expect({ refreshed, removed }).toEqual({ refreshed: 0, removed: 12 });
+    expect(await h.apis.discovery.all(a.projectId)).toEqual([]);
+  });
 });

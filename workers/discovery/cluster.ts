@@ -18,6 +18,8 @@ export interface ClusterInput {
   sample: number;
   simThreshold: number;
   minClusterSize: number;
+  /** Clusters less cohesive are dropped before the rest of the rows are assigned (default 0). */
+  minStability?: number;
 }
 
 export interface Cluster {
@@ -106,20 +108,20 @@ export function clusterSubjects(input: ClusterInput): Cluster[] {
     return { members: [medoid, ...rest], stability: pairs === 0 ? 1 : total / pairs };
   });
 
-  // The rest of the rows join the first cluster (large enough to be kept) whose every sampled member
-  // they are similar enough to.
-  const eligible = clusters.filter((c) => c.members.length >= input.minClusterSize);
-  if (n > sample && eligible.length > 0) {
-    const extras = eligible.map(() => [] as number[]);
+  // Only clusters that are kept take the rest of the rows: each row joins the first whose every
+  // sampled member it is similar enough to, after the sampled members, nearest the medoid first.
+  const kept = clusters.filter((c) => c.members.length >= input.minClusterSize && c.stability >= (input.minStability ?? 0));
+  if (n > sample && kept.length > 0) {
+    const extras = kept.map(() => [] as { row: number; similarity: number }[]);
     for (let from = sample; from < n; from += REST_CHUNK) {
       const to = Math.min(n, from + REST_CHUNK);
       const r = similarities(rows(vectors, d, from, to), x);
       for (let i = 0; i < to - from; i++) {
-        const k = eligible.findIndex((c) => c.members.every((m) => r.get(i, m) >= t));
-        if (k >= 0) extras[k]!.push(from + i);
+        const k = kept.findIndex((c) => c.members.every((m) => r.get(i, m) >= t));
+        if (k >= 0) extras[k]!.push({ row: from + i, similarity: r.get(i, kept[k]!.members[0]!) });
       }
     }
-    eligible.forEach((c, k) => c.members.push(...extras[k]!));
+    kept.forEach((c, k) => c.members.push(...extras[k]!.sort((a, b) => b.similarity - a.similarity || a.row - b.row).map((e) => e.row)));
   }
-  return clusters.filter((c) => c.members.length >= input.minClusterSize);
+  return kept;
 }

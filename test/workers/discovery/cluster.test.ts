@@ -127,8 +127,15 @@ describe('clusterSubjects', () => {
     expect(clusters).toHaveLength(3);
     expect(clusters.map((c) => c.members.length)).toEqual([100, 100, 100]);
     expect(adjustedRand(order.map((i) => truth[i]!), labels(n, clusters))).toBe(1);
-    // The medoid and the sampled members come first.
-    for (const c of clusters) expect(c.members.slice(0, 20).every((m) => m < 60)).toBe(true);
+    // The medoid and the sampled members come first; the assigned ones after, nearest the medoid first.
+    const s = simOf({ vectors: shuffled, n, d: 6, sample: n, simThreshold: 0.75, minClusterSize: 3 });
+    for (const c of clusters) {
+      expect(c.members.slice(0, 20).every((m) => m < 60)).toBe(true);
+      const assigned = c.members.filter((m) => m >= 60);
+      for (let i = 1; i < assigned.length; i++) expect(s.get(c.members[0]!, assigned[i - 1]!)).toBeGreaterThanOrEqual(s.get(c.members[0]!, assigned[i]!) - 1e-12);
+    }
+    // A cluster dropped for its stability takes no assigned rows: with minStability 1, nothing is kept.
+    expect(clusterSubjects({ vectors: shuffled, n, d: 6, sample: 60, simThreshold: 0.75, minClusterSize: 3, minStability: 1 })).toEqual([]);
   });
 
   it('gives the worked answer on five points', () => {
