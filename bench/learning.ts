@@ -62,7 +62,7 @@ import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, mulberry32, perSecond, progress, runBench, sleep, withPgliteContext, withPostgresContext } from './support.js';
+import { markdownTable, mulberry32, perSecond, progress, ProjectClient, runBench, sleep, withPgliteContext, withPostgresContext } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -115,40 +115,6 @@ const sci = (x: number) => (x === 0 ? '0' : x.toExponential(1));
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
-
-class HttpError extends Error {
-  constructor(method: string, path: string, status: number, body: string) {
-    super(`${method} ${path} answered ${status}: ${body.slice(0, 300)}`);
-  }
-}
-
-/** One project's key, calling /api/v1/projects/{projectId}/... through app.inject. */
-class ProjectClient {
-  constructor(
-    private readonly app: FastifyInstance,
-    readonly projectId: string,
-    private readonly apiKey: string,
-  ) {}
-
-  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const response = await this.app.inject({
-      method,
-      url: `/api/v1/projects/${this.projectId}${path}`,
-      headers: { authorization: `Bearer ${this.apiKey}` },
-      ...(body === undefined ? {} : { payload: body as object }),
-    });
-    if (response.statusCode >= 300) throw new HttpError(method, path, response.statusCode, response.body);
-    return response.json() as T;
-  }
-
-  post<T>(path: string, body: unknown): Promise<T> {
-    return this.call('POST', path, body);
-  }
-
-  get<T>(path: string): Promise<T> {
-    return this.call('GET', path);
-  }
-}
 
 interface Run {
   ctx: Lattice;

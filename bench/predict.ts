@@ -56,7 +56,7 @@ import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext, ProjectClient } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -139,35 +139,6 @@ interface ContextAnswer {
   truncated: string[];
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly path: string,
-    readonly status: number,
-    body: string,
-  ) {
-    super(`POST ${path} answered ${status}: ${body.slice(0, 300)}`);
-  }
-}
-
-/** One project's key, posting to /api/v1/projects/{projectId}/... through app.inject. */
-class ProjectClient {
-  constructor(
-    private readonly app: FastifyInstance,
-    readonly projectId: string,
-    private readonly apiKey: string,
-  ) {}
-
-  async post<T>(path: string, body: unknown): Promise<T> {
-    const response = await this.app.inject({
-      method: 'POST',
-      url: `/api/v1/projects/${this.projectId}${path}`,
-      headers: { authorization: `Bearer ${this.apiKey}` },
-      payload: body as object,
-    });
-    if (response.statusCode >= 300) throw new HttpError(path, response.statusCode, response.body);
-    return response.json() as T;
-  }
-}
 
 /** An enterprise project, a read-write key for it, and the purchase attribute (USD: its values are money). */
 async function openProject(run: Run, projectId: string): Promise<ProjectClient> {

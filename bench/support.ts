@@ -1,5 +1,6 @@
 // Shared by the benchmarks (bench/embed.ts, bench/memory.ts): statistics and formatting, seeded
 // realistic texts, the throwaway Postgres database and Redis prefix, and the exit guard.
+import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -257,4 +258,41 @@ export async function withPostgresContext(
       await ctx.close();
     }
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+export class HttpError extends Error {
+  constructor(method: string, path: string, status: number, body: string) {
+    super(`${method} ${path} answered ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+/** One project's key, calling /api/v1/projects/{projectId}/... through app.inject. */
+export class ProjectClient {
+  constructor(
+    private readonly app: FastifyInstance,
+    readonly projectId: string,
+    private readonly apiKey: string,
+  ) {}
+
+  private async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const response = await this.app.inject({
+      method,
+      url: `/api/v1/projects/${this.projectId}${path}`,
+      headers: { authorization: `Bearer ${this.apiKey}` },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    if (response.statusCode >= 300) throw new HttpError(method, path, response.statusCode, response.body);
+    return response.json() as T;
+  }
+
+  post<T>(path: string, body: unknown): Promise<T> {
+    return this.call('POST', path, body);
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.call('GET', path);
+  }
 }
