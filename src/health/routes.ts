@@ -27,6 +27,68 @@ const RiskBody = Type.Object(
   { additionalProperties: false },
 );
 const Loose = Type.Object({}, { additionalProperties: true });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const HealthProfileSchema = Type.Object({
+  subject: SubjectSchema,
+  biologicalAge: Nullable(
+    Type.Object({
+      biologicalAgeYears: Type.Number(),
+      chronologicalAgeYears: Type.Number(),
+      deltaYears: Type.Number(),
+      method: Type.String(),
+      confidence: Type.Number(),
+      components: Type.Array(Type.Object({ label: Type.String(), yearsDelta: Type.Number() })),
+      mortalityScore: Nullable(Type.Number()),
+    }),
+  ),
+  predictedConditions: Type.Array(
+    Type.Object({
+      condition: Type.String(),
+      label: Type.String(),
+      basis: Type.String({ description: 'threshold or trend' }),
+      biomarker: Type.String(),
+      currentValue: Type.Number(),
+      threshold: Type.Number(),
+      projectedOnsetAt: Nullable(Type.String({ format: 'date-time' })),
+      confidence: Type.Number(),
+      rationale: Type.String(),
+      sourceMemoryIds: Type.Array(Type.String()),
+    }),
+  ),
+  diagnosedConditions: Type.Array(Type.Object({ icd10: Type.String(), status: Type.String(), onsetAt: Nullable(Type.String()), sourceMemoryId: Type.String() })),
+  latestBiomarkers: Type.Array(Type.Object({ biomarker: Type.String(), value: Type.Number(), unit: Nullable(Type.String()), observedAt: Type.String({ format: 'date-time' }) })),
+  demographics: Type.Object({
+    ageYears: Nullable(Type.Number()),
+    sex: Nullable(Type.String()),
+    weightKg: Nullable(Type.Number()),
+    heightCm: Nullable(Type.Number()),
+    bmi: Nullable(Type.Number()),
+  }),
+  disclaimer: Type.String(),
+  generatedAt: Type.String({ format: 'date-time' }),
+});
+
+const CohortRiskSchema = Type.Object({
+  subject: SubjectSchema,
+  cohortSize: Type.Integer(),
+  populationSize: Type.Integer({ description: 'Patients with health data, the target and those opted out left out' }),
+  risks: Type.Array(
+    Type.Object({
+      condition: Type.String({ description: 'ICD-10 category (three characters)' }),
+      cohortPrevalence: Type.Number(),
+      cohortSize: Type.Integer(),
+      countWith: Type.Integer(),
+      meanSimilarity: Type.Number(),
+      confidence: Type.Number({ description: "(1 - the width of the prevalence's 95% Wilson interval) x meanSimilarity" }),
+      rationale: Type.String(),
+    }),
+  ),
+  suppressed: Type.Boolean(),
+  suppressionReason: Nullable(Type.String()),
+  disclaimer: Type.String(),
+  generatedAt: Type.String({ format: 'date-time' }),
+});
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loaded: boolean; packs: object[] }> = async (app, { health, loaded, packs }) => {
   const needPack = () => {
@@ -52,7 +114,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loade
           'biologicalAge from PhenoAge (null when a signal is missing). predictedConditions: a threshold crossed by the latest reading (basis threshold), or a trend of at least three readings over 90 days that crosses it within five years (basis trend, with projectedOnsetAt); thresholds and their sources are in the pack manifest (GET /memory-compliance/packs); conditions already diagnosed (same ICD-10 category) are left out. ' +
           'Reads fact memories with category health (metadata.health, metadata.demographic, metadata.condition) and typed observations named for a biomarker. Screening indicators, not diagnoses: every answer carries the disclaimer. Needs the health entitlement and the healthcare pack.',
         body: Body,
-        response: { 200: Loose },
+        response: { 200: HealthProfileSchema },
       },
     },
     async (request) => {
@@ -71,7 +133,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loade
           `The k patients (default ${COHORT_RISK.k.default}) most similar by age, sex, BMI and biomarkers (glucose, HbA1c, systolic pressure, LDL, CRP, eGFR; standardised; similarity 1 / (1 + RMS difference over the features both have, at least two)), and the prevalence of each diagnosed ICD-10 category among them. ` +
           `No member is named. Patients whose latest consent memory opted out are left out of the population. A cohort under ${MIN_COHORT} is suppressed (risks empty, suppressed true, with the reason); a condition fewer than ${MIN_CELL} members have is not reported. Every answer carries the disclaimer. Needs the health entitlement and the healthcare pack.`,
         body: RiskBody,
-        response: { 200: Loose },
+        response: { 200: CohortRiskSchema },
       },
     },
     async (request) => {
