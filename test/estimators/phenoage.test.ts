@@ -40,7 +40,12 @@ describe('phenoAge', () => {
       fc.property(readings, (r) => {
         const result = phenoAge(r);
         const paper = paperForm(r);
-        if (Number.isFinite(paper)) expect(result.value).toBeCloseTo(paper, 6);
+        // Where M nears 1 the paper's form loses digits in 1 - M (that is why the stable form
+        // exists): the closer, the fewer digits it keeps, and past 1 - M = 1e-9 it keeps none worth
+        // comparing; elsewhere the two agree to 1e-6.
+        const survival = 1 - result.mortalityScore;
+        if (Number.isFinite(paper) && survival > 1e-9) expect(result.value).toBeCloseTo(paper, survival > 0.01 ? 6 : survival > 1e-6 ? 4 : 2);
+        expect(Number.isFinite(result.value)).toBe(true);
         const sum = result.baseYears + PHENOAGE_SIGNALS.reduce((s, k) => s + result.contributions[k], 0);
         expect(sum).toBeCloseTo(result.value, 9);
         expect(result.mortalityScore).toBeGreaterThanOrEqual(0);
