@@ -10,7 +10,7 @@
 // has is halved; expectedAt is now plus the similarity-weighted mean time until the members' next
 // firing (now for patterns without one).
 import type { BehaviorApi, PatternRecord } from '../behavior/index.js';
-import type { Subject } from '../platform/common-schemas.js';
+import { clampTo, type Subject } from '../platform/common-schemas.js';
 import type { FeatureStore, SubjectFeatures } from './features.js';
 import { COHORT, type CohortBody, type CohortMember, type CohortPredictBody, type CohortPrediction } from './schemas.js';
 
@@ -33,8 +33,6 @@ export function cohortSimilarity(a: Comparable, b: Comparable): number {
   return COHORT_WEIGHTS.rfm * rfm + COHORT_WEIGHTS.entities * jaccard(a.topEntities, b.topEntities) + COHORT_WEIGHTS.patternKinds * jaccard(a.patternKinds, b.patternKinds);
 }
 
-const clamp = (value: number | undefined, range: { default: number; min: number; max: number }) =>
-  value === undefined || !Number.isFinite(value) ? range.default : Math.min(range.max, Math.max(range.min, value));
 
 const sameSubject = (a: Subject, b: Subject) => a.kind === b.kind && a.externalId === b.externalId;
 
@@ -55,8 +53,8 @@ export class Cohorts {
 
   async cohort(projectId: string, body: CohortBody) {
     const started = performance.now();
-    const k = Math.round(clamp(body.k, COHORT.k));
-    const minSimilarity = clamp(body.minSimilarity, COHORT.minSimilarity);
+    const k = Math.round(clampTo(body.k, COHORT.k));
+    const minSimilarity = clampTo(body.minSimilarity, COHORT.minSimilarity);
     const { members, candidateCount } = await this.members(projectId, body.subject, k, minSimilarity);
     return { target: body.subject, members: members.map(({ member }) => member), candidateCount, generatedAt: new Date().toISOString(), durationMs: performance.now() - started };
   }
@@ -79,9 +77,9 @@ export class Cohorts {
 
   async predict(projectId: string, body: CohortPredictBody, now = new Date()) {
     const started = performance.now();
-    const k = Math.round(clamp(body.cohortK, COHORT.k));
-    const limit = Math.round(clamp(body.predictionLimit, COHORT.predictionLimit));
-    const minSimilarity = clamp(body.minSimilarity, COHORT.minSimilarity);
+    const k = Math.round(clampTo(body.cohortK, COHORT.k));
+    const limit = Math.round(clampTo(body.predictionLimit, COHORT.predictionLimit));
+    const minSimilarity = clampTo(body.minSimilarity, COHORT.minSimilarity);
     const { members } = await this.members(projectId, body.subject, k, minSimilarity);
     const similarity = new Map(members.map(({ member }) => [`${member.subject.kind}\0${member.subject.externalId}`, member.similarity]));
     const patterns = members.length === 0 ? [] : await this.behavior.activePatternsOf(projectId, members.map(({ member }) => member.subject));

@@ -7,20 +7,19 @@
 // `prevalence` count the whole project and the guarantee holds against the sampled members.
 import { createHash } from 'node:crypto';
 import type { MemoryApi } from '../memory/index.js';
+import { clampTo } from '../platform/common-schemas.js';
 import type { WorkerPool } from '../platform/pool.js';
 import { DISCOVERY, type Behavior, type DiscoverBody, type DiscoverResponse } from './schemas.js';
 import { FEATURE_WEIGHTS, TOP_PROJECT_ENTITIES, type FeatureStore, type SubjectFeatures } from './features.js';
 
-const clamp = (value: number | undefined, range: { default: number; min: number; max: number }) =>
-  value === undefined || !Number.isFinite(value) ? range.default : Math.min(range.max, Math.max(range.min, value));
 
 /** The options as clamped (SPEC.md "Limits"). */
 export function discoveryOptions(body: DiscoverBody) {
   return {
-    simThreshold: clamp(body.simThreshold, DISCOVERY.simThreshold),
-    minClusterSize: Math.round(clamp(body.minClusterSize, DISCOVERY.minClusterSize)),
-    minStability: clamp(body.minStability, DISCOVERY.minStability),
-    maxMembers: Math.round(clamp(body.maxMembers, DISCOVERY.maxMembers)),
+    simThreshold: clampTo(body.simThreshold, DISCOVERY.simThreshold),
+    minClusterSize: Math.round(clampTo(body.minClusterSize, DISCOVERY.minClusterSize)),
+    minStability: clampTo(body.minStability, DISCOVERY.minStability),
+    maxMembers: Math.round(clampTo(body.maxMembers, DISCOVERY.maxMembers)),
   };
 }
 

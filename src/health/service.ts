@@ -6,7 +6,7 @@
 // consent memory opted out are left out). Every answer carries the disclaimer.
 import type { EstimatorsApi } from '../estimators/index.js';
 import type { MemoryApi } from '../memory/index.js';
-import type { Subject } from '../platform/common-schemas.js';
+import { clampTo, type Subject } from '../platform/common-schemas.js';
 import type { TypedApi } from '../typed/index.js';
 import { canonicalBiomarker, healthRecord, latestReadings, type BiomarkerReading, type HealthMemory, type HealthRecord } from './records.js';
 import { screen } from './screening.js';
@@ -89,7 +89,7 @@ export class HealthPack {
   }
 
   async cohortRisk(projectId: string, subject: Subject, k: number | undefined, now = new Date()) {
-    const size = Math.round(Math.min(COHORT_RISK.k.max, Math.max(COHORT_RISK.k.min, k === undefined || !Number.isFinite(k) ? COHORT_RISK.k.default : k)));
+    const size = Math.round(clampTo(k, COHORT_RISK.k));
     const [health, consent] = await Promise.all([this.memories(projectId, { category: 'health' }), this.memories(projectId, { type: 'consent' })]);
     const bySubject = new Map<string, { subject: Subject; memories: HealthMemory[] }>();
     for (const m of [...health, ...consent]) {

@@ -4,6 +4,7 @@
 import type { BehaviorApi } from '../behavior/index.js';
 import { claimPrior, posteriorConfidence, type BetaPrior } from '../../workers/behavior/confidence.js';
 import type { MemoryApi } from '../memory/index.js';
+import { clamp } from '../platform/common-schemas.js';
 import type { Db } from '../platform/db.js';
 import { transactionWithRetry } from '../platform/db.js';
 import { NotFoundError, ValidationError } from '../platform/errors.js';
@@ -126,8 +127,9 @@ export class LearningService {
       weights.set(r.memoryId, { refType: r.refType, weight: (seen?.weight ?? 0) + r.weight });
     }
     const adds = [...weights].map(([refId, { refType, weight }]) => ({ refId, refType, ...credit(body.result, weight) }));
-    // Priors as the refs stand now; a ref deleted since the decision falls back to Beta(1, 1).
-    const resolved = attribution.attributed ? await this.resolveRefs(projectId, decision.informedBy) : new Map<string, ResolvedRef>();
+    // Priors as the refs stand now (a pattern's comes from its row, locked in the transaction); a
+    // ref deleted since the decision falls back to Beta(1, 1).
+    const resolved = attribution.attributed ? await this.resolveRefs(projectId, decision.informedBy.filter((r) => r.refType !== 'pattern')) : new Map<string, ResolvedRef>();
 
     const id = newId('out');
     const memoryId = newId('mem');
@@ -222,7 +224,7 @@ export class LearningService {
 
   /** Behaviour's prediction buckets, with the outcomes of decisions citing patterns read against the pattern's confidence then. */
   async calibration(projectId: string, bucketCount: number | undefined) {
-    const count = bucketCount === undefined || !Number.isFinite(bucketCount) ? LIMITS.bucketsDefault : Math.min(LIMITS.bucketsMax, Math.max(LIMITS.bucketsMin, Math.round(bucketCount)));
+    const count = Math.round(clamp(bucketCount, LIMITS.bucketsDefault, LIMITS.bucketsMin, LIMITS.bucketsMax));
     const [report, patterns] = await Promise.all([this.deps.behavior.calibration(projectId, count), store.patternOutcomeBuckets(this.db, projectId, count)]);
     const buckets = report.buckets.map((b, i) => {
       const p = patterns.get(i);

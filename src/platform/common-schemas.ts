@@ -32,3 +32,11 @@ export const LimitOffset = (defaultLimit: number, maxLimit: number) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
 });
+
+/** A numeric input clamped to [min, max] (SPEC.md clamps rather than refuses); absent or not finite, the default. */
+export const clamp = (value: number | undefined, fallback: number, min: number, max: number): number =>
+  value === undefined || !Number.isFinite(value) ? fallback : Math.min(max, Math.max(min, value));
+
+/** The same, against a documented range {default, min, max}. */
+export const clampTo = (value: number | undefined, range: { readonly default: number; readonly min: number; readonly max: number }): number =>
+  clamp(value, range.default, range.min, range.max);

@@ -95,10 +95,12 @@ describe('behavior discovery', () => {
 
   it('clamps its options rather than refusing them, and refuses unknown fields', async () => {
     // simThreshold 5 is 1: only identical subjects cluster; minClusterSize 0 is 2.
-    const strict = (await discover(a.projectId, { simThreshold: 5, minClusterSize: 0 })).json();
-    expect(strict.behaviors.every((x: { stability: number }) => x.stability === 1)).toBe(true);
-    // minStability above 1 is 1: nothing less than perfectly cohesive survives.
-    expect((await discover(a.projectId, { minStability: 7 })).json().behaviors.every((x: { stability: number }) => x.stability === 1)).toBe(true);
+    const behaviorsOf = async (body: Record<string, unknown>) => (await discover(a.projectId, body)).json().behaviors;
+    expect(await behaviorsOf({ simThreshold: 5, minClusterSize: 0 })).toEqual(await behaviorsOf({ simThreshold: 1, minClusterSize: 2 }));
+    // minStability above 1 is 1: nothing less than perfectly cohesive survives, so the groups go.
+    expect((await behaviorsOf({})).length).toBe(2);
+    expect(await behaviorsOf({ minStability: 7 })).toEqual(await behaviorsOf({ minStability: 1 }));
+    expect((await behaviorsOf({ minStability: 7 })).every((x: { stability: number }) => x.stability === 1)).toBe(true);
     // A threshold of 0 puts everyone together.
     const loose = (await discover(a.projectId, { simThreshold: -1, maxMembers: 1000 })).json();
     expect(loose.behaviors).toHaveLength(1);

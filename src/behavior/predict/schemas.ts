@@ -8,9 +8,7 @@ export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export const LOOKBACK = { default: 365, max: 3650 } as const;
 
-/** A numeric input clamped to [min, max] (the spec clamps rather than refuses); absent or not finite, the default. */
-export const clamp = (value: number | undefined, fallback: number, min: number, max: number): number =>
-  value === undefined || !Number.isFinite(value) ? fallback : Math.min(max, Math.max(min, value));
+export { clamp } from '../../platform/common-schemas.js';
 export const HORIZON = { default: 30, min: 1, max: 365 } as const;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
