@@ -35,6 +35,26 @@ describe('phenoAge', () => {
     expect(phenoAge(EXAMPLE).value).toBeCloseTo(paperForm(EXAMPLE), 9);
   });
 
+  // A second published source: the BioAge R package (Kwon and Belsky, "A toolkit for quantification
+  // of biological age from blood chemistry and organ function test data: BioAge", GeroScience 43,
+  // 2021; github.com/dayoonkwon/BioAge, data/NHANES4.rda) ships each NHANES IV participant's
+  // original Levine PhenoAge as `phenoage0`. Six participants of the 1999 wave, as BioAge has them
+  // (albumin g/L, creatinine umol/L, glucose mmol/L, lymphocytes %, MCV fL, RDW %, ALP U/L, WBC
+  // 10^3/uL). BioAge enters CRP as its column `lncrp` = ln(1 + CRP mg/dL) where Levine enters
+  // ln(CRP mg/dL), so these rows feed 1 + CRP to compare the same formula.
+  const NHANES_IV: readonly [string, Omit<Record<PhenoAgeSignal, number>, 'crp'>, number, number][] = [
+    ['1999_20', { age: 23, albumin: 44, creatinine: 39.86032653, glucose_fasting: 4.773, lymphocyte_pct: 28.1, mcv: 91, rdw: 11.4, alkaline_phosphatase: 50, wbc: 5.6 }, 0.67, 10.4251980549219],
+    ['1999_15', { age: 38, albumin: 44, creatinine: 66.72560316, glucose_fasting: 5.1615, lymphocyte_pct: 20.8, mcv: 97.1, rdw: 11.9, alkaline_phosphatase: 31, wbc: 7.6 }, 0.21, 32.5774754572702],
+    ['1999_29', { age: 62, albumin: 46, creatinine: 93.59087979, glucose_fasting: 7.548, lymphocyte_pct: 4.5, mcv: 93.1, rdw: 13.8, alkaline_phosphatase: 70, wbc: 9.5 }, 1.11, 71.7362622560368],
+    ['1999_14', { age: 81, albumin: 45, creatinine: 102.545972, glucose_fasting: 6.3825, lymphocyte_pct: 29.8, mcv: 90.4, rdw: 12.4, alkaline_phosphatase: 110, wbc: 9.1 }, 1.99, 79.110551688409],
+    ['1999_2023', { age: 45, albumin: 39, creatinine: 57.77051095, glucose_fasting: 5.8275, lymphocyte_pct: 12.3, mcv: 85.4, rdw: 13.9, alkaline_phosphatase: 100, wbc: 5.4 }, 4.13, 47.7746645200642],
+    ['1999_13', { age: 70, albumin: 40, creatinine: 75.68069537, glucose_fasting: 7.881, lymphocyte_pct: 13.1, mcv: 91.1, rdw: 14.4, alkaline_phosphatase: 103, wbc: 11.6 }, 0.27, 81.8339232454004],
+  ];
+
+  it.each(NHANES_IV)('matches BioAge\'s published PhenoAge of NHANES IV participant %s to 0.01', (_id, markers, crp, published) => {
+    expect(Math.abs(phenoAge({ ...markers, crp: 1 + crp }).value - published)).toBeLessThan(0.01);
+  });
+
   it('agrees with the paper\'s form wherever that form is finite, and its contributions add up to it', () => {
     fc.assert(
       fc.property(readings, (r) => {
