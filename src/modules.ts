@@ -29,7 +29,7 @@ function compose(runtime: Runtime) {
     .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }))
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
-    .with('health', ({ memory, typed, estimators }) => createHealthModule(runtime, { memory, typed, estimators }));
+    .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }));
 }
 
 /** Every domain's api, by domain name. */

@@ -6,23 +6,13 @@
 // Since ln(1 - M) = -exp(xb) (exp(120 gamma) - 1) / gamma exactly, the stable form used here is
 //   PhenoAge = 141.50225 + (ln 0.0055305 + xb + ln(expm1(120 gamma) / gamma)) / 0.090165,
 // which never takes the logarithm of a difference that rounds to 0. Pure.
+import { STANDARD_UNITS, toStandardUnit } from './units.js';
 
 export const PHENOAGE_SIGNALS = ['albumin', 'creatinine', 'glucose_fasting', 'crp', 'lymphocyte_pct', 'mcv', 'rdw', 'alkaline_phosphatase', 'wbc', 'age'] as const;
 export type PhenoAgeSignal = (typeof PHENOAGE_SIGNALS)[number];
 
-/** The model's unit of each signal. */
-export const PHENOAGE_UNITS: Record<PhenoAgeSignal, string> = {
-  albumin: 'g/L',
-  creatinine: 'umol/L',
-  glucose_fasting: 'mmol/L',
-  crp: 'mg/dL',
-  lymphocyte_pct: '%',
-  mcv: 'fL',
-  rdw: '%',
-  alkaline_phosphatase: 'U/L',
-  wbc: '10^3/uL',
-  age: 'years',
-};
+/** The model's unit of each signal: the biomarker's standard unit (units.ts). */
+export const PHENOAGE_UNITS = Object.fromEntries(PHENOAGE_SIGNALS.map((s) => [s, STANDARD_UNITS[s]!.unit])) as Record<PhenoAgeSignal, string>;
 
 const INTERCEPT = -19.90667;
 /** Coefficients of xb; CRP enters as its natural logarithm. */
@@ -44,29 +34,9 @@ const OFFSET = 141.50225;
 /** The part of PhenoAge that no signal moves: the intercept and the constants, in years. */
 const BASE_YEARS = OFFSET + (Math.log(0.0055305) + INTERCEPT + Math.log(Math.expm1(120 * GAMMA) / GAMMA)) / SCALE;
 
-/**
- * Unit conversions into the model's units, by the unit as written (case and spaces ignored). The
- * factors: albumin g/dL x 10; creatinine mg/dL x 88.4; glucose mg/dL / 18.016 (its molar mass,
- * 180.16 g/mol); CRP mg/L / 10; WBC 10^9/L is 10^3/uL.
- */
-const CONVERSIONS: Record<PhenoAgeSignal, Record<string, (v: number) => number>> = {
-  albumin: { 'g/l': (v) => v, 'g/dl': (v) => v * 10 },
-  creatinine: { 'umol/l': (v) => v, 'µmol/l': (v) => v, 'mg/dl': (v) => v * 88.4 },
-  glucose_fasting: { 'mmol/l': (v) => v, 'mg/dl': (v) => v / 18.016 },
-  crp: { 'mg/dl': (v) => v, 'mg/l': (v) => v / 10 },
-  lymphocyte_pct: { '%': (v) => v },
-  mcv: { fl: (v) => v },
-  rdw: { '%': (v) => v },
-  alkaline_phosphatase: { 'u/l': (v) => v, 'iu/l': (v) => v },
-  wbc: { '10^3/ul': (v) => v, '10^9/l': (v) => v, 'k/ul': (v) => v, '10*3/ul': (v) => v },
-  age: { years: (v) => v, y: (v) => v, yr: (v) => v },
-};
-
 /** A reading in the model's unit; undefined when its unit is not one this knows (unset means the model's own). */
 export function toModelUnit(signal: PhenoAgeSignal, value: number, unit: string | null | undefined): number | undefined {
-  if (unit === null || unit === undefined || unit.trim() === '') return value;
-  const convert = CONVERSIONS[signal][unit.replace(/\s+/g, '').toLowerCase()];
-  return convert?.(value);
+  return toStandardUnit(signal, value, unit);
 }
 
 export interface PhenoAgeResult {

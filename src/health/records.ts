@@ -1,17 +1,11 @@
-// A subject's health record as the clients write it (SDK-WIRE.md 4.11): fact memories with category
-// health and metadata.health {biomarker, value, unit?, observedAt?}, metadata.demographic {ageYears?,
-// sex?, weightKg?, heightCm?, activity?} or metadata.condition {icd10, status?, onsetAt?}; typed
-// observations whose attribute key is a biomarker; and consent memories (type consent,
-// metadata.optedOut) that take a subject out of cohort statistics. Pure readers over memories.
+// A subject's health record: demographics (metadata.demographic {ageYears?, sex?, weightKg?,
+// heightCm?}), diagnoses (metadata.condition {icd10, status?, onsetAt?}) and consent (type consent,
+// metadata.optedOut, which takes a subject out of cohort statistics), over the health data the
+// estimators' reader gathers (SDK-WIRE.md 4.11); biomarker readings come with it already read. Pure.
+import type { BiomarkerReading, SubjectHealth } from '../estimators/index.js';
 import type { Subject } from '../platform/common-schemas.js';
 
-export interface BiomarkerReading {
-  biomarker: string;
-  value: number;
-  unit: string | null;
-  observedAt: string;
-  sourceId: string;
-}
+export type { BiomarkerReading } from '../estimators/index.js';
 
 export interface Demographics {
   ageYears: number | null;
@@ -37,63 +31,24 @@ export interface HealthRecord {
   optedOut: boolean;
 }
 
-/** The memory fields the readers use. */
-export interface HealthMemory {
-  id: string;
-  type: string;
-  metadata: Record<string, unknown> | null;
-  validFrom: string;
-  created: string;
-  subject: Subject | null;
-}
-
-/** A biomarker name as written, in the canonical snake_case the thresholds use. */
-export const canonicalBiomarker = (name: string) => {
-  const key = name.trim().toLowerCase().replace(/[\s-]+/g, '_');
-  const aliases: Record<string, string> = {
-    glucose: 'glucose_fasting',
-    fasting_glucose: 'glucose_fasting',
-    a1c: 'hba1c',
-    hemoglobin_a1c: 'hba1c',
-    systolic: 'systolic_bp',
-    sbp: 'systolic_bp',
-    diastolic: 'diastolic_bp',
-    dbp: 'diastolic_bp',
-    ldl: 'ldl_cholesterol',
-    ldl_c: 'ldl_cholesterol',
-    hemoglobin: 'haemoglobin',
-    hgb: 'haemoglobin',
-    hs_crp: 'crp',
-  };
-  return aliases[key] ?? key;
-};
-
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
 
-export function healthRecord(subject: Subject, memories: readonly HealthMemory[], observations: readonly BiomarkerReading[]): HealthRecord {
-  const readings: BiomarkerReading[] = [...observations];
+const YEAR_MS = 365.2425 * 86_400_000;
+
+/** The health record of the data the estimators' reader gathered; ages are as of `now`. */
+export function healthRecord(health: SubjectHealth, now: number): HealthRecord {
   const demographics: Demographics = { ageYears: null, sex: null, weightKg: null, heightCm: null, bmi: null };
   const diagnoses: Diagnosis[] = [];
   let optedOut = false;
   let consentAt = -Infinity;
   // Newest first, so the first value seen of each demographic is the latest.
-  const newestFirst = [...memories].sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom) || (a.id < b.id ? 1 : -1));
+  const newestFirst = [...health.memories].sort((a, b) => Date.parse(b.validFrom) - Date.parse(a.validFrom) || (a.id < b.id ? 1 : -1));
   for (const m of newestFirst) {
     const meta = m.metadata ?? {};
     if (m.type === 'consent') {
       const at = Date.parse(m.created);
       if (at > consentAt) [consentAt, optedOut] = [at, meta.optedOut === true];
       continue;
-    }
-    const health = meta.health as Record<string, unknown> | undefined;
-    if (health && typeof health.biomarker === 'string' && num(health.value) !== null) {
-      readings.push({
-        biomarker: canonicalBiomarker(health.biomarker),
-        value: num(health.value)!,
-        unit: typeof health.unit === 'string' ? health.unit : null,
-        observedAt: typeof health.observedAt === 'string' && !Number.isNaN(Date.parse(health.observedAt)) ? new Date(health.observedAt).toISOString() : m.validFrom,
-        sourceId: m.id,
-      });
     }
     const demographic = meta.demographic as Record<string, unknown> | undefined;
     if (demographic) {
@@ -114,12 +69,9 @@ export function healthRecord(subject: Subject, memories: readonly HealthMemory[]
     }
   }
   if (demographics.weightKg !== null && demographics.heightCm !== null && demographics.heightCm > 0) demographics.bmi = demographics.weightKg / (demographics.heightCm / 100) ** 2;
-  if (demographics.bmi === null) {
-    const bmi = [...readings].reverse().find((r) => r.biomarker === 'bmi');
-    if (bmi) demographics.bmi = bmi.value;
-  }
-  readings.sort((a, b) => a.biomarker.localeCompare(b.biomarker) || Date.parse(a.observedAt) - Date.parse(b.observedAt));
-  return { subject, readings, demographics, diagnoses: diagnoses.filter((d) => d.status !== 'resolved'), optedOut };
+  if (demographics.bmi === null) demographics.bmi = [...health.readings].reverse().find((r) => r.biomarker === 'bmi' && r.standard !== null)?.standard ?? null;
+  if (demographics.ageYears === null && health.birth) demographics.ageYears = (now - health.birth.bornAt) / YEAR_MS;
+  return { subject: health.subject, readings: health.readings, demographics, diagnoses: diagnoses.filter((d) => d.status !== 'resolved'), optedOut };
 }
 
 /** The latest reading of each biomarker. */

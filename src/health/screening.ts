@@ -1,7 +1,8 @@
 // Screening indicators from biomarker thresholds, each cited. A condition is indicated when the
 // latest reading is past its threshold ("threshold"), or projected when at least three readings
 // over 90 days or more trend toward it and their least-squares line crosses it within five years
-// ("trend"). Readings are converted to the threshold's unit first. Screening, not diagnosis.
+// ("trend"). Thresholds are in each biomarker's standard unit (estimators/units.ts), the unit every
+// reading carries its `standard` value in. Screening, not diagnosis.
 import type { BiomarkerReading, Demographics, Diagnosis } from './records.js';
 
 interface Rule {
@@ -10,23 +11,12 @@ interface Rule {
   /** ICD-10 code; a diagnosis in the same three-character category means it is known already. */
   icd10: string;
   biomarker: string;
+  /** The biomarker's standard unit, in which the threshold is stated. */
   unit: string;
   direction: 'above' | 'below';
   threshold: (d: Demographics) => number;
   source: string;
 }
-
-/** Into the rule's unit, by the reading's unit (unset: the rule's own); undefined when unknown. */
-const CONVERT: Record<string, Record<string, (v: number) => number>> = {
-  glucose_fasting: { 'mmol/l': (v) => v, 'mg/dl': (v) => v / 18.016 },
-  hba1c: { '%': (v) => v, 'mmol/mol': (v) => v / 10.929 + 2.15 },
-  systolic_bp: { mmhg: (v) => v },
-  diastolic_bp: { mmhg: (v) => v },
-  ldl_cholesterol: { 'mmol/l': (v) => v, 'mg/dl': (v) => v / 38.67 },
-  egfr: { 'ml/min/1.73m2': (v) => v, 'ml/min/1.73m²': (v) => v, 'ml/min': (v) => v },
-  bmi: { 'kg/m2': (v) => v, 'kg/m²': (v) => v },
-  haemoglobin: { 'g/dl': (v) => v, 'g/l': (v) => v / 10 },
-};
 
 export const SCREENING_RULES: readonly Rule[] = [
   { condition: 'type_2_diabetes', label: 'Type 2 diabetes', icd10: 'E11', biomarker: 'hba1c', unit: '%', direction: 'above', threshold: () => 6.5, source: 'ADA Standards of Care in Diabetes 2024, 2.1: HbA1c >= 6.5%' },
@@ -58,11 +48,6 @@ const TREND_MIN_READINGS = 3;
 const TREND_MIN_SPAN_DAYS = 90;
 const TREND_HORIZON_DAYS = 5 * 365;
 
-function convert(biomarker: string, value: number, unit: string | null): number | undefined {
-  if (unit === null || unit.trim() === '') return value;
-  return CONVERT[biomarker]?.[unit.replace(/\s+/g, '').toLowerCase()]?.(value);
-}
-
 /** Least squares of value on time: slope per day, intercept at t = 0 (ms), and r^2. */
 function trend(points: readonly { t: number; v: number }[]) {
   const n = points.length;
@@ -87,10 +72,7 @@ export function screen(readings: readonly BiomarkerReading[], demographics: Demo
     if (known.has(rule.icd10)) continue;
     const series = readings
       .filter((r) => r.biomarker === rule.biomarker)
-      .flatMap((r) => {
-        const v = convert(rule.biomarker, r.value, r.unit);
-        return v === undefined ? [] : [{ t: Date.parse(r.observedAt), v, id: r.sourceId }];
-      })
+      .flatMap((r) => (r.standard === null ? [] : [{ t: Date.parse(r.observedAt), v: r.standard, id: r.sourceId }]))
       .sort((a, b) => a.t - b.t);
     if (series.length === 0 && !(rule.biomarker === 'bmi' && demographics.bmi !== null)) continue;
     const latest = series.at(-1) ?? { t: now, v: demographics.bmi!, id: '' };

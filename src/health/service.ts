@@ -5,10 +5,8 @@
 // MIN_COHORT and conditions fewer than MIN_CELL members have are suppressed; subjects whose latest
 // consent memory opted out are left out). Every answer carries the disclaimer.
 import type { EstimatorsApi } from '../estimators/index.js';
-import type { MemoryApi } from '../memory/index.js';
 import { clampTo, type Subject } from '../platform/common-schemas.js';
-import type { TypedApi } from '../typed/index.js';
-import { canonicalBiomarker, healthRecord, latestReadings, type BiomarkerReading, type HealthMemory, type HealthRecord } from './records.js';
+import { healthRecord, latestReadings, type HealthRecord } from './records.js';
 import { screen } from './screening.js';
 
 export const HEALTH_DISCLAIMER =
@@ -18,7 +16,6 @@ export const MIN_COHORT = 10;
 /** A condition fewer than this many cohort members have is not reported (small-cell suppression). */
 export const MIN_CELL = 3;
 export const COHORT_RISK = { k: { default: 25, min: 1, max: 200 } } as const;
-const PAGE = 500;
 /** Features of the cohort distance: age, sex, BMI and these biomarkers, each standardised. */
 const COHORT_BIOMARKERS = ['glucose_fasting', 'hba1c', 'systolic_bp', 'ldl_cholesterol', 'crp', 'egfr'] as const;
 
@@ -26,45 +23,17 @@ const sameSubject = (a: Subject, b: Subject) => a.kind === b.kind && a.externalI
 const key = (s: Subject) => `${s.kind}\0${s.externalId}`;
 
 export class HealthPack {
-  constructor(
-    private readonly memory: Pick<MemoryApi, 'list'>,
-    private readonly typed: Pick<TypedApi, 'listObservations' | 'listAttributes'>,
-    private readonly estimators: Pick<EstimatorsApi, 'estimate'>,
-  ) {}
+  constructor(private readonly estimators: Pick<EstimatorsApi, 'estimate' | 'subjectHealth' | 'projectHealth'>) {}
 
-  private async memories(projectId: string, filter: { category?: string; type?: string; subjectKind?: string; subjectExternalId?: string }): Promise<HealthMemory[]> {
-    const out: HealthMemory[] = [];
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await this.memory.list(projectId, { ...filter, limit: PAGE, offset });
-      out.push(...page.map((m) => ({ id: m.id, type: m.type, metadata: m.metadata, validFrom: m.validFrom, created: m.created, subject: m.subject ?? null })));
-      if (page.length < PAGE) return out;
-    }
-  }
-
-  /** Typed observations whose attribute key is a biomarker the pack reads, with the attribute's unit. */
-  private async observations(projectId: string, subject: Subject): Promise<BiomarkerReading[]> {
-    const out: BiomarkerReading[] = [];
-    for (const attribute of await this.typed.listAttributes(projectId, { limit: 1000, offset: 0 })) {
-      const rows = await this.typed.listObservations(projectId, { subjectKind: subject.kind, subjectExternalId: subject.externalId, attributeKey: attribute.attributeKey, status: 'accepted', limit: 100, offset: 0 });
-      for (const r of rows) {
-        if (r.valueNumeric === null || r.observedAt === null) continue;
-        out.push({ biomarker: canonicalBiomarker(attribute.attributeKey), value: r.valueNumeric, unit: attribute.unit, observedAt: r.observedAt, sourceId: r.id });
-      }
-    }
-    return out;
-  }
-
-  async record(projectId: string, subject: Subject): Promise<HealthRecord> {
-    const [health, consent, observations] = await Promise.all([
-      this.memories(projectId, { category: 'health', subjectKind: subject.kind, subjectExternalId: subject.externalId }),
-      this.memories(projectId, { type: 'consent', subjectKind: subject.kind, subjectExternalId: subject.externalId }),
-      this.observations(projectId, subject),
-    ]);
-    return healthRecord(subject, [...health, ...consent], observations);
+  /** A subject's health record as of `now`. */
+  async record(projectId: string, subject: Subject, now = new Date()): Promise<HealthRecord> {
+    return healthRecord(await this.estimators.subjectHealth(projectId, subject), now.getTime());
   }
 
   async profile(projectId: string, subject: Subject, now = new Date()) {
-    const [record, estimate] = await Promise.all([this.record(projectId, subject), this.estimators.estimate(projectId, { subject, estimatorId: 'phenoage' }, now)]);
+    const data = await this.estimators.subjectHealth(projectId, subject);
+    const record = healthRecord(data, now.getTime());
+    const estimate = await this.estimators.estimate(projectId, { subject, estimatorId: 'phenoage' }, now, data);
     const biologicalAge = estimate.ok
       ? {
           biologicalAgeYears: estimate.value,
@@ -90,21 +59,13 @@ export class HealthPack {
 
   async cohortRisk(projectId: string, subject: Subject, k: number | undefined, now = new Date()) {
     const size = Math.round(clampTo(k, COHORT_RISK.k));
-    const [health, consent] = await Promise.all([this.memories(projectId, { category: 'health' }), this.memories(projectId, { type: 'consent' })]);
-    const bySubject = new Map<string, { subject: Subject; memories: HealthMemory[] }>();
-    for (const m of [...health, ...consent]) {
-      if (!m.subject) continue;
-      const entry = bySubject.get(key(m.subject)) ?? { subject: m.subject, memories: [] };
-      entry.memories.push(m);
-      bySubject.set(key(m.subject), entry);
-    }
-    const records = [...bySubject.values()].map(({ subject: s, memories }) => healthRecord(s, memories, []));
-    const target = records.find((r) => sameSubject(r.subject, subject)) ?? healthRecord(subject, [], []);
+    const records = (await this.estimators.projectHealth(projectId, COHORT_BIOMARKERS)).map((h) => healthRecord(h, now.getTime()));
+    const target = records.find((r) => sameSubject(r.subject, subject)) ?? healthRecord({ subject, memories: [], readings: [], birth: null }, now.getTime());
     const population = records.filter((r) => !sameSubject(r.subject, subject) && !r.optedOut);
     const base = { subject, populationSize: population.length, disclaimer: HEALTH_DISCLAIMER, generatedAt: now.toISOString() };
 
     const features = (r: HealthRecord): (number | null)[] => {
-      const latest = new Map(latestReadings(r).map((x) => [x.biomarker, x.value]));
+      const latest = new Map(latestReadings(r).map((x) => [x.biomarker, x.standard]));
       return [r.demographics.ageYears, r.demographics.sex === null ? null : r.demographics.sex === 'male' ? 1 : 0, r.demographics.bmi, ...COHORT_BIOMARKERS.map((b) => latest.get(b) ?? null)];
     };
     const rows = population.map(features);

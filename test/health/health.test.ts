@@ -3,7 +3,8 @@
 // patients left out, small cohorts and cells suppressed), the pack listing, the entitlement and
 // the pack switch, and the screening rules on their own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { screen } from '../../src/health/screening.js';
+import { STANDARD_UNITS, toStandardUnit } from '../../src/estimators/units.js';
+import { SCREENING_RULES, screen } from '../../src/health/screening.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const DAY = 86_400_000;
@@ -92,6 +93,31 @@ describe('healthcare pack', () => {
     expect(small).toMatchObject({ cohortSize: 5, risks: [], suppressed: true, suppressionReason: expect.stringContaining('10') });
   });
 
+  it('compares cohort members by biomarkers in their standard unit, read from typed observations as well as memories', async () => {
+    const c = await h.project();
+    // 24 patients, 12 with high glucose and HbA1c and diabetes (E11), 12 normal. Half of each group
+    // record glucose as typed observations in mg/dL, half as memories in mmol/L; HbA1c is typed, in %.
+    // Compared as written, mg/dL readings (90 to 170) would sit far from every mmol/L one and the
+    // cohort would follow how glucose was recorded rather than its level.
+    await h.call('POST', c.projectId, '/memory-typed/attributes', { body: { attributeKey: 'fasting_glucose', dataType: 'numeric', unit: 'mg/dL' } });
+    await h.call('POST', c.projectId, '/memory-typed/attributes', { body: { attributeKey: 'hba1c', dataType: 'numeric', unit: '%' } });
+    const observations: object[] = [];
+    const observedAt = new Date(now - 3 * DAY).toISOString();
+    for (let i = 0; i < 24; i++) {
+      const who = patient(`g-${i}`);
+      const high = i < 12;
+      const mmol = (high ? 9 : 5) + (i % 6) * 0.05;
+      if (i % 2 === 0) observations.push({ attributeKey: 'fasting_glucose', subjectKind: 'patient', subjectExternalId: who.externalId, valueNumeric: mmol * 18.016, observedAt });
+      else expect((await marker(c.projectId, who, 'glucose', mmol, 'mmol/L')).statusCode).toBe(201);
+      observations.push({ attributeKey: 'hba1c', subjectKind: 'patient', subjectExternalId: who.externalId, valueNumeric: (high ? 8 : 5.2) + (i % 6) * 0.02, observedAt });
+      if (high) await write(c.projectId, who, { condition: { icd10: 'E11.9' } }, `Diagnosis E11.9 ${i}`);
+    }
+    expect((await h.call('POST', c.projectId, '/memory-typed/observations', { body: { observations } })).json().accepted).toBe(36);
+    const body = (await h.call('POST', c.projectId, '/lattice/health/cohort-risk', { body: { subject: patient('g-1'), k: 10 } })).json();
+    expect(body).toMatchObject({ populationSize: 23, cohortSize: 10, suppressed: false });
+    expect(body.risks).toEqual([expect.objectContaining({ condition: 'E11', countWith: 10, cohortPrevalence: 1 })]);
+  });
+
   it('needs the health entitlement; the pack listing needs none', async () => {
     const growth = await h.project({ plan: 'growth' });
     const refused = await h.call('POST', growth.projectId, '/lattice/health/profile', { body: { subject: patient('x') } });
@@ -121,8 +147,12 @@ describe('healthcare pack', () => {
 
 describe('screen', () => {
   const none = { ageYears: null, sex: null, weightKg: null, heightCm: null, bmi: null };
-  const reading = (biomarker: string, value: number, unit: string | null, daysAgo: number) => ({ biomarker, value, unit, observedAt: new Date(Date.UTC(2026, 0, 1) - daysAgo * DAY).toISOString(), sourceId: `mem_${biomarker}_${daysAgo}` });
+  const reading = (biomarker: string, value: number, unit: string | null, daysAgo: number) => ({ biomarker, value, unit, standard: toStandardUnit(biomarker, value, unit) ?? null, observedAt: new Date(Date.UTC(2026, 0, 1) - daysAgo * DAY).toISOString(), sourceId: `mem_${biomarker}_${daysAgo}` });
   const t = Date.UTC(2026, 0, 1);
+
+  it('states every threshold in its biomarker\'s standard unit, the unit readings carry their standard value in', () => {
+    for (const rule of SCREENING_RULES) expect(`${rule.biomarker} ${rule.unit}`).toBe(`${rule.biomarker} ${STANDARD_UNITS[rule.biomarker]?.unit}`);
+  });
 
   it('converts units before comparing, uses the sex-specific anaemia threshold, and needs two readings past a threshold for 0.9', () => {
     const glucose = screen([reading('glucose_fasting', 130, 'mg/dL', 1)], none, [], t);
