@@ -15,9 +15,11 @@ import type { Db, Queryable } from '../platform/db.js';
  * scaled by sqrt(weight / elements), so the Euclidean distance of two vectors is at most 1 and
  * each group contributes at most its weight to the squared distance:
  *   rfm (0.45): recency, frequency and monetary score / 5 (0 where unscored);
- *   kinds (0.25): one element per pattern kind, 1 when the subject has an active pattern of it;
+ *   kinds (0.25): one element per pattern kind, the confidence of the subject's most confident
+ *     active pattern of it (0 without one), so that a weak pattern mined from noise moves a subject
+ *     only a little away from its peers that have none;
  *   cadence (0.15): 1 - ln(period) / ln(365), the period of its most confident recurring pattern
- *     (weekly 0.67, monthly 0.42; 0 without one);
+ *     (weekly 0.67, monthly 0.42), times that pattern's confidence (0 without one);
  *   entities (0.15): added by discovery, one element per entity among the project's most named.
  */
 export const FEATURE_WEIGHTS = { rfm: 0.45, kinds: 0.25, cadence: 0.15, entities: 0.15 } as const;
@@ -44,23 +46,34 @@ export interface SubjectFeatures {
 }
 
 /** The fixed part of the vector: rfm, kinds, cadence (FEATURE_WEIGHTS). */
-export function featureVector(f: Pick<SubjectFeatures, 'recencyScore' | 'frequencyScore' | 'monetaryScore' | 'patternKinds' | 'cadenceDays'>): number[] {
+export function featureVector(
+  f: Pick<SubjectFeatures, 'recencyScore' | 'frequencyScore' | 'monetaryScore' | 'cadenceDays'> & {
+    /** Per pattern kind present, the confidence of the subject's most confident active pattern of it. */
+    kindConfidence: Readonly<Record<string, number>>;
+    /** The confidence of the recurring pattern cadenceDays comes from. */
+    cadenceConfidence: number | null;
+  },
+): number[] {
   const rfm = Math.sqrt(FEATURE_WEIGHTS.rfm / 3);
   const kinds = Math.sqrt(FEATURE_WEIGHTS.kinds / PATTERN_KINDS.length);
   const cadence = Math.sqrt(FEATURE_WEIGHTS.cadence);
   const score = (s: number | null) => (s === null ? 0 : s / 5);
+  const unit = (x: number) => Math.min(1, Math.max(0, x));
   const period = f.cadenceDays === null ? 0 : Math.min(1, Math.max(0, 1 - Math.log(Math.max(1, f.cadenceDays)) / Math.log(365)));
   return [
     rfm * score(f.recencyScore),
     rfm * score(f.frequencyScore),
     rfm * score(f.monetaryScore),
-    ...PATTERN_KINDS.map((k) => (f.patternKinds.includes(k) ? kinds : 0)),
-    cadence * period,
+    ...PATTERN_KINDS.map((k) => kinds * unit(f.kindConfidence[k] ?? 0)),
+    cadence * period * unit(f.cadenceConfidence ?? 0),
   ];
 }
 
 export function featuresOf(s: SubjectSummary): SubjectFeatures {
+  // Patterns come most confident first, so the first of each kind is its most confident.
   const recurring = s.patterns.find((p) => p.metadata.patternKind === 'recurring_event' && p.metadata.cadence?.periodDays);
+  const kindConfidence: Record<string, number> = {};
+  for (const p of s.patterns) kindConfidence[p.metadata.patternKind] ??= p.confidence;
   const base = {
     subject: s.subject,
     recencyScore: s.profile.recencyScore,
@@ -68,14 +81,14 @@ export function featuresOf(s: SubjectSummary): SubjectFeatures {
     monetaryScore: s.profile.monetaryScore,
     rfmSegment: s.profile.rfmSegment,
     cadenceDays: recurring?.metadata.cadence?.periodDays ?? null,
-    patternKinds: [...new Set(s.patterns.map((p) => p.metadata.patternKind))].sort(),
+    patternKinds: Object.keys(kindConfidence).sort(),
     patternIds: s.patterns.map((p) => p.id),
     topEntities: s.entities.slice(0, TOP_ENTITIES).map(([name]) => name),
     attributes: s.attributes,
     activityCount: s.profile.activityCount ?? 0,
     lastActivityAt: s.profile.lastActivityAt ?? null,
   };
-  return { ...base, vector: featureVector(base) };
+  return { ...base, vector: featureVector({ ...base, kindConfidence, cadenceConfidence: recurring?.confidence ?? null }) };
 }
 
 interface FeatureRow {
