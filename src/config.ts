@@ -55,6 +55,8 @@ export interface Config {
   readonly searchHnswEfSearch: number;
   /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
   readonly associativeRecall: boolean;
+  /** GRAPH_EXTRACTION_ENABLED: whether this deployment extracts entities from memories at all (projects still opt in). */
+  readonly graphExtraction: boolean;
   /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
   readonly observeAsync: boolean;
   /** Pattern mining after new activity waits until a subject has been quiet this long ... */
@@ -213,6 +215,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
+    graphExtraction: r.bool('GRAPH_EXTRACTION_ENABLED', true),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
     miningDebounceMs: r.int('BEHAVIOR_MINING_DEBOUNCE_MS', 30_000, 0, 86_400_000),
     miningMaxWaitMs: r.int('BEHAVIOR_MINING_MAX_WAIT_MS', 300_000, 0, 86_400_000),

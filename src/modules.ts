@@ -8,6 +8,7 @@ import { createEmbeddingsModule } from './embeddings/index.js';
 import { createDiscoveryModule } from './discovery/index.js';
 import { createEstimatorsModule } from './estimators/index.js';
 import { createEventsModule } from './events/index.js';
+import { createGraphModule } from './graph/index.js';
 import { createHealthModule } from './health/index.js';
 import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
@@ -29,7 +30,8 @@ function compose(runtime: Runtime) {
     .with('learning', ({ memory, behavior, typed }) => createLearningModule(runtime, { memory, behavior, typed }))
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
-    .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }));
+    .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
+    .with('graph', ({ memory }) => createGraphModule(runtime, { memory }));
 }
 
 /** Every domain's api, by domain name. */

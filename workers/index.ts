@@ -30,6 +30,7 @@ const tasks: Tasks = {
   'behavior.mine': minePatternsBatch,
   'behavior.fit-bgnbd': fitBgnbd,
   'behavior.fit-context': fitBudget,
+  'graph.fit-briefing': fitBudget,
   'discovery.cluster': clusterSubjects,
   noop: (input) => input,
   priority: () => getPriority(),

@@ -22,6 +22,7 @@ export interface TaskMap {
   'behavior.fit-bgnbd': { input: Histories; output: BgnbdFit };
   /** A context bundle's candidate sections in, how many items of each fit the token budget out. */
   'behavior.fit-context': { input: BudgetInput; output: BudgetOutput };
+  'graph.fit-briefing': { input: BudgetInput; output: BudgetOutput };
   /** Subjects' feature vectors in, their threshold clusters (row indices, medoid first) out. */
   'discovery.cluster': { input: ClusterInput; output: Cluster[] };
   /** Does nothing: measures the pool's own per-task cost. */

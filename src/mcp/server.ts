@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { asAppError } from '../platform/db.js';
 import { AppError, ValidationError } from '../platform/errors.js';
-import type { ToolDefinition } from '../platform/module.js';
+import { ToolTexts, type ToolDefinition } from '../platform/module.js';
 import type { Principal, TenancyApi } from '../tenancy/index.js';
 
 /** Accepted on every tool for compatibility with the public clients. */
@@ -17,6 +17,7 @@ const COMPATIBILITY = {
 };
 
 function ok(value: unknown): CallToolResult {
+  if (value instanceof ToolTexts) return { content: value.texts.map((text) => ({ type: 'text', text })) };
   return { content: [{ type: 'text', text: JSON.stringify(value) }] };
 }
 

@@ -26,7 +26,7 @@ export type { KeyedMemory, KeyedWrite } from './store.js';
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
 
-export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
+export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
@@ -52,7 +52,7 @@ export function createMemoryModule(
   return {
     name: 'memory',
     api: {
-      ...bindMethods(memory, ['save', 'saveMany', 'saveInTransaction', 'confidences', 'upsertKeyed', 'afterKeyedCommit', 'get', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
+      ...bindMethods(memory, ['save', 'saveMany', 'saveInTransaction', 'confidences', 'upsertKeyed', 'afterKeyedCommit', 'get', 'getMany', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
       ...bindMethods(search, ['search', 'setGraphBonus']),
       ...bindMethods(observer, ['observe']),
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),

@@ -162,6 +162,11 @@ export class MemoryService {
     return memory;
   }
 
+  /** Many memories by id, in the order of the ids; ids not in the project are left out. */
+  getMany(projectId: string, ids: readonly string[]): Promise<Memory[]> {
+    return ids.length === 0 ? Promise.resolve([]) : store.getMemories(this.db, projectId, ids);
+  }
+
   /** Fetch by id, marking it accessed (not semantic). */
   async recall(projectId: string, id: string): Promise<Memory> {
     const memory = await store.touchMemory(this.db, projectId, id);

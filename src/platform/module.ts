@@ -38,6 +38,11 @@ export interface ToolDefinition<S extends ZodRawShape = ZodRawShape> {
   run(args: z.infer<z.ZodObject<S>>, call: ToolCall): Promise<unknown>;
 }
 
+/** A tool answer of several text parts (a summary, then data), rather than one JSON text. */
+export class ToolTexts {
+  constructor(readonly texts: readonly string[]) {}
+}
+
 /** Keeps a tool's argument types while it is declared; the list of tools erases them. */
 export function defineTool<S extends ZodRawShape>(tool: ToolDefinition<S>): ToolDefinition {
   return tool as unknown as ToolDefinition;

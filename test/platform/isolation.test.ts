@@ -96,7 +96,13 @@ describe("another project's ids on a project's own routes", () => {
     ).json();
     expect(bDecision.decisionId).toMatch(/^dec_/);
 
-    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact' };
+    // B's graph: an entity and an edge from it; A's own entity to merge into B's.
+    const bEntity = (await h.call('POST', b.projectId, '/admin/memory/entities', { body: { type: 'person', canonicalName: `${secret} person` } })).json();
+    const bEdge = (await h.call('POST', b.projectId, '/admin/memory/edges', { body: { subjectId: bEntity.id, predicate: 'knows', objectLiteral: secret, sourceMemoryId: bMemory.id } })).json();
+    const aEntity = (await h.call('POST', a.projectId, '/admin/memory/entities', { body: { type: 'person', canonicalName: 'A own person' } })).json();
+    expect(bEdge.id).toMatch(/^edge_/);
+
+    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact', entityId: bEntity.id, edgeId: bEdge.id };
     /**
      * Parameters that name a subject rather than a resource: a list under another project's subject
      * is this project's (empty) list, not a 404.
@@ -108,6 +114,7 @@ describe("another project's ids on a project's own routes", () => {
       'PATCH /admin/memory/{memoryId}': { content: 'overwritten by A' },
       'POST /admin/memory/{memoryId}/promote': { targetScope: 'user' },
       'POST /admin/memory/{memoryId}/confirm': { status: 'rejected' },
+      'POST /admin/memory/entities/{entityId}/merge': { intoEntityId: 'ent_nowhere' },
     };
     /** For each (operation, body reference): a body naming B's resource. */
     const referenceBodies: Record<string, { path?: string; body: unknown }> = {
@@ -118,6 +125,10 @@ describe("another project's ids on a project's own routes", () => {
       'POST /lattice/events/emit sourcePatternId': { body: { eventType: 'iso.pattern', sourcePatternId: bMemory.id } },
       'POST /lattice/decisions memoryId': { body: { subject: { kind: 'customer', externalId: 'a-1' }, informedBy: [{ memoryId: bPattern!.id, refType: 'pattern' }] } },
       'POST /lattice/outcomes decisionId': { body: { decisionId: bDecision.decisionId, result: 'success' } },
+      'POST /admin/memory/edges sourceMemoryId': { body: { subjectId: aEntity.id, predicate: 'knows', objectLiteral: 'x', sourceMemoryId: bMemory.id } },
+      'POST /admin/memory/entities/{entityId}/merge intoEntityId': { path: `/admin/memory/entities/${aEntity.id}/merge`, body: { intoEntityId: bEntity.id } },
+      'POST /admin/memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
+      'POST /admin/memory/prefetch-related seedMemoryIds': { body: { seedMemoryIds: [bMemory.id] } },
     };
 
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();

@@ -85,6 +85,7 @@ describe('batch and list maxima', () => {
       expect((await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey, dataType } })).statusCode).toBe(201);
     }
     evidenceId = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Evidence the decisions cite' } })).json().id;
+    graphEntityId = (await h.call('POST', p.projectId, '/admin/memory/entities', { body: { type: 'org', canonicalName: 'Limits Org' } })).json().id;
   });
   afterAll(async () => {
     await mcp?.close();
@@ -94,6 +95,7 @@ describe('batch and list maxima', () => {
   const count = async (sql: string, params: unknown[]) => Number((await h.db.query<{ n: string }>(sql, params)).rows[0]!.n);
   const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
   let ruleId: string;
+  let graphEntityId: string;
   /** A memory of the project that decisions may cite. */
   let evidenceId: string;
   const memoryChannel = () => ({ kind: 'memory', writeAs: { content: 'noted {{event.eventType}}', scope: 'project' } });
@@ -146,6 +148,14 @@ describe('batch and list maxima', () => {
     },
     'POST /lattice/context/batch include': { field: 'include', body: (n) => ({ subjects: [limitsSubject], include: sections(n) }), accepted: 200 },
     'POST /lattice/context/batch excludeCategories': { field: 'excludeCategories', body: (n) => ({ subjects: [limitsSubject], excludeCategories: categories(n) }), accepted: 200 },
+    'POST /admin/memory/entities aliases': {
+      field: 'aliases',
+      body: (n) => ({ type: 'person', canonicalName: `Alias holder ${n}`, aliases: Array.from({ length: n }, (_, i) => `Alias ${n} ${i}`) }),
+      accepted: 201,
+    },
+    'POST /admin/memory/graph/traverse predicates': { field: 'predicates', body: (n) => ({ entityId: graphEntityId, predicates: Array.from({ length: n }, (_, i) => `p${i}`) }), accepted: 200 },
+    // One seed named many times: the maximum is of the array as sent.
+    'POST /admin/memory/prefetch-related seedMemoryIds': { field: 'seedMemoryIds', body: (n) => ({ seedMemoryIds: Array.from({ length: n }, () => evidenceId) }), accepted: 200 },
     'POST /lattice/decisions informedBy': {
       field: 'informedBy',
       body: (n) => ({ subject: limitsSubject, informedBy: Array.from({ length: n }, () => ({ memoryId: evidenceId, refType: 'collective' })) }),
@@ -245,6 +255,8 @@ describe('batch and list maxima', () => {
       'GET /lattice/contacts/{contactId}/patterns': (body) => body.data,
       'GET /lattice/predictions/upcoming': (body) => body.predictions,
       'GET /lattice/outcomes': (body) => body.outcomes,
+      'GET /admin/memory/entities': (body) => body,
+      'GET /admin/memory/graph/edges': (body) => body,
     };
     /** A route's path with its parameters filled in. */
     const concrete = (path: string) => path.replace('{contactId}', 'limits-contact');
@@ -301,6 +313,17 @@ describe('batch and list maxima', () => {
          SELECT $1, 'out_limits' || i, 'dec_limits', 'user', 'limits', 'success', now(), true, 'mem_limits_outcome' || i FROM generate_series(1, 1001) AS i`,
         [p.projectId],
       );
+      // 501 entities and 10,001 current edges, through SQL: more than the graph lists' maxima.
+      await h.db.query(
+        `INSERT INTO graph_entities (project_id, id, type, canonical_name, valid_from)
+         SELECT $1, 'ent_limits' || i, 'concept', 'limits concept ' || i, now() - interval '1 day' FROM generate_series(1, 501) AS i`,
+        [p.projectId],
+      );
+      await h.db.query(
+        `INSERT INTO graph_edges (project_id, id, subject_id, predicate, object_literal, valid_from)
+         SELECT $1, 'edge_limits' || i, 'ent_limits1', 'mentions', 'value ' || i, now() - interval '1 day' FROM generate_series(1, 10001) AS i`,
+        [p.projectId],
+      );
       for (let start = 0; start < 1001; start += 50) {
         await Promise.all(
           Array.from({ length: Math.min(50, 1001 - start) }, (_, i) => h.apis.typed.defineAttribute(p.projectId, { attributeKey: `a${start + i}`, dataType: 'numeric' })),
@@ -338,12 +361,13 @@ describe('batch and list maxima', () => {
       const bounded = tools
         .map((t) => ({ name: t.name, max: (t.inputSchema.properties?.limit as JsonSchema | undefined)?.maximum }))
         .filter((t): t is { name: string; max: number } => t.max !== undefined);
-      expect(bounded.map((t) => t.name).sort()).toEqual(['memory_list', 'memory_search']);
+      expect(bounded.map((t) => t.name).sort()).toEqual(['memory_extract_pending', 'memory_list', 'memory_search']);
       for (const { name, max } of bounded) {
-        // Without a query both list newest first; the project holds more than either maximum.
+        // Without a query both lists answer newest first, and the project holds more memories than
+        // any maximum, none extracted; the pending list answers a summary, then its JSON.
         const exact = (await mcp.callTool({ name, arguments: { limit: max } })) as { isError?: boolean; content: { text: string }[] };
         expect(exact.isError, exact.content[0]?.text).not.toBe(true);
-        expect(JSON.parse(exact.content[0]!.text), name).toHaveLength(max);
+        expect(JSON.parse(exact.content.at(-1)!.text), name).toHaveLength(max);
         const over = await mcp
           .callTool({ name, arguments: { limit: max + 1 } })
           .then((r) => r as { isError?: boolean; content: { text: string }[] })

@@ -1,0 +1,43 @@
+// The graph domain's face: a bi-temporal knowledge graph of entities and edges, resolved by name,
+// extracted from memories (a heuristic job, or the caller's model over MCP), traversed at any
+// instant, and folded back into recall (prefetch, associative search bonus, onboarding briefings).
+import type { MemoryApi } from '../memory/index.js';
+import { bindMethods, type DomainModule } from '../platform/module.js';
+import type { Runtime } from '../platform/runtime.js';
+import { EXTRACT_SWEEP_MS, GraphExtraction, graphJobs, type GraphJobs } from './extraction.js';
+import { graphTools } from './mcp.js';
+import { GraphRecall } from './recall.js';
+import { graphRoutes } from './routes.js';
+import { EdgeSchema, EntitySchema, TraversalEdgeSchema } from './schemas.js';
+import { GraphService } from './service.js';
+
+export type { GraphJobs } from './extraction.js';
+
+export type GraphApi = Pick<GraphService, 'createEntity' | 'createEdge' | 'retireEdge' | 'retireEntity' | 'mergeEntity' | 'traverse' | 'query' | 'stats' | 'setExtraction'> &
+  Pick<GraphExtraction, 'backfill' | 'sweep' | 'pending' | 'commit'> &
+  Pick<GraphRecall, 'prefetch' | 'bonus' | 'onboarding'>;
+
+export function createGraphModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'pool'>,
+  deps: { memory: Pick<MemoryApi, 'getMany' | 'setGraphBonus'> },
+): DomainModule<GraphApi, GraphJobs> {
+  const settings = { platformExtraction: runtime.config.graphExtraction };
+  const graph = new GraphService(runtime.db, settings);
+  const extraction = new GraphExtraction(runtime.db, graph, settings);
+  const recall = new GraphRecall(runtime.db, deps.memory, runtime.pool);
+  // MEMORY_ASSOCIATIVE_RECALL_ENABLED: ranked search adds the graph's bounded bonus.
+  if (runtime.config.associativeRecall) deps.memory.setGraphBonus((projectId, ids) => recall.bonus(projectId, ids));
+  return {
+    name: 'graph',
+    api: {
+      ...bindMethods(graph, ['createEntity', 'createEdge', 'retireEdge', 'retireEntity', 'mergeEntity', 'traverse', 'query', 'stats', 'setExtraction']),
+      ...bindMethods(extraction, ['backfill', 'sweep', 'pending', 'commit']),
+      ...bindMethods(recall, ['prefetch', 'bonus', 'onboarding']),
+    },
+    routes: async (app) => app.register(graphRoutes, { graph, extraction, recall }),
+    schemas: [EntitySchema, EdgeSchema, TraversalEdgeSchema],
+    jobs: graphJobs(extraction),
+    schedules: [{ id: 'graph.extract-sweep', job: 'graph.extract-sweep', payload: {}, everyMs: EXTRACT_SWEEP_MS }],
+    tools: graphTools(extraction),
+  };
+}

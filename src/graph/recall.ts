@@ -1,0 +1,135 @@
+// Recall through the graph: memories that share entities with seed memories (prefetch), the same
+// spreading activation as a bounded bonus inside ranked search (associative recall), and the
+// onboarding briefing that inherits memories along a person's member_of / part_of chain. Read-only.
+import type { Memory } from '../memory/schemas.js';
+import type { MemoryApi } from '../memory/index.js';
+import { clamp, clampTo } from '../platform/common-schemas.js';
+import type { Db } from '../platform/db.js';
+import { NotFoundError } from '../platform/errors.js';
+import type { WorkerPool } from '../platform/pool.js';
+import { GRAPH_LIMITS } from './schemas.js';
+import * as store from './store.js';
+
+/** Distinct shared entities at which a search candidate's associative bonus is full. */
+const FULL_BONUS_SHARED = 3;
+const BRIEFING_TOKENS = { default: 2000, min: 200, max: 16_000 } as const;
+const BRIEFING_MEMORIES_PER_ENTITY = 50;
+/** The chain a briefing inherits along. */
+const CHAIN_PREDICATES = ['member_of', 'part_of'];
+
+export class GraphRecall {
+  constructor(
+    private readonly db: Db,
+    private readonly memory: Pick<MemoryApi, 'getMany'>,
+    private readonly pool: Pick<WorkerPool, 'run'>,
+  ) {}
+
+  /**
+   * Other live memories that mention the seeds' entities, most distinct shared entities first
+   * (ties by memory id): deterministic and read-only. Every seed must be a memory of the project.
+   */
+  async prefetch(projectId: string, seedMemoryIds: readonly string[], limit?: number): Promise<Memory[]> {
+    const seeds = [...new Set(seedMemoryIds)];
+    const { rows: known } = await this.db.query<{ id: string }>(`SELECT id FROM memories WHERE project_id = $1 AND id = ANY($2::text[])`, [projectId, seeds]);
+    const missing = seeds.find((id) => !known.some((k) => k.id === id));
+    if (missing !== undefined) throw new NotFoundError(`memory ${missing} not found`);
+    const { rows } = await this.db.query<{ memory_id: string }>(
+      `WITH seed_entities AS (SELECT DISTINCT entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
+       SELECT g.memory_id, count(DISTINCT g.entity_id) AS shared
+         FROM graph_mentions g JOIN seed_entities s ON s.entity_id = g.entity_id
+         JOIN memories m ON m.id = g.memory_id AND m.project_id = $1 AND m.status IN ('pending', 'confirmed')
+        WHERE g.project_id = $1 AND NOT (g.memory_id = ANY($2::text[]))
+        GROUP BY g.memory_id ORDER BY shared DESC, g.memory_id LIMIT $3`,
+      [projectId, seeds, Math.round(clampTo(limit, GRAPH_LIMITS.prefetch))],
+    );
+    const byId = new Map((await this.memory.getMany(projectId, rows.map((r) => r.memory_id))).map((m) => [m.id, m]));
+    return rows.flatMap((r) => (byId.has(r.memory_id) ? [byId.get(r.memory_id)!] : []));
+  }
+
+  /**
+   * The associative bonus of search candidates, in [0, 1]: activation spreads from every candidate
+   * to the others through the entities they mention; a candidate sharing entities with
+   * FULL_BONUS_SHARED or more distinct other-candidate entities gets the whole bonus.
+   */
+  async bonus(projectId: string, memoryIds: readonly string[]): Promise<Map<string, number>> {
+    if (memoryIds.length < 2) return new Map();
+    const { rows } = await this.db.query<{ memory_id: string; shared: string }>(
+      `WITH m AS (SELECT memory_id, entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
+       SELECT a.memory_id, count(DISTINCT a.entity_id) AS shared
+         FROM m a WHERE EXISTS (SELECT 1 FROM m b WHERE b.entity_id = a.entity_id AND b.memory_id <> a.memory_id)
+        GROUP BY a.memory_id`,
+      [projectId, memoryIds],
+    );
+    return new Map(rows.map((r) => [r.memory_id, Math.min(1, Number(r.shared) / FULL_BONUS_SHARED)]));
+  }
+
+  /**
+   * A briefing for someone joining through an entity (a person): the entity, the groups it belongs
+   * to along member_of / part_of (breadth-first to `depth`, valid at `asOf`, each group once), and
+   * the live memories that mention each of them, nearest first and most important first within a
+   * level, kept whole until maxTokens (o200k_base) is spent.
+   */
+  async onboarding(projectId: string, entityId: string, options: { maxTokens?: number; depth?: number; asOf?: string }) {
+    const at = options.asOf === undefined ? new Date() : new Date(options.asOf);
+    const depth = Math.round(clampTo(options.depth, GRAPH_LIMITS.onboardingDepth));
+    const maxTokens = Math.floor(clamp(options.maxTokens, BRIEFING_TOKENS.default, BRIEFING_TOKENS.min, BRIEFING_TOKENS.max));
+    const [root] = await store.getEntities(this.db, projectId, [entityId]);
+    if (!root) throw new NotFoundError(`entity ${entityId} not found`);
+    const chain: { entityId: string; depth: number; via: string | null; from: string | null }[] = [{ entityId, depth: 0, via: null, from: null }];
+    const reached = new Set([entityId]);
+    let frontier = [entityId];
+    for (let d = 1; d <= depth && frontier.length > 0; d++) {
+      const edges = await store.hopEdges(this.db, projectId, frontier, { at, predicates: CHAIN_PREDICATES, both: false, fanOut: GRAPH_LIMITS.fanOut });
+      const next: string[] = [];
+      for (const e of edges) {
+        if (e.object_id === null || reached.has(e.object_id)) continue;
+        reached.add(e.object_id);
+        next.push(e.object_id);
+        chain.push({ entityId: e.object_id, depth: d, via: e.predicate, from: e.subject_id });
+      }
+      frontier = next;
+    }
+    const entities = new Map((await store.getEntities(this.db, projectId, [...reached])).map((r) => [r.id, store.toEntity(r)]));
+    const { rows: mentions } = await this.db.query<{ entity_id: string; memory_id: string }>(
+      `SELECT entity_id, memory_id FROM (
+         SELECT g.entity_id, g.memory_id, row_number() OVER (PARTITION BY g.entity_id ORDER BY m.importance DESC, m.valid_from DESC, m.id) AS rank
+           FROM graph_mentions g JOIN memories m ON m.id = g.memory_id AND m.project_id = $1
+          WHERE g.project_id = $1 AND g.entity_id = ANY($2::text[]) AND m.status IN ('pending', 'confirmed')
+            AND m.valid_from <= $3::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $3::timestamptz)) ranked
+        WHERE rank <= $4 ORDER BY entity_id, rank`,
+      [projectId, [...reached], at.toISOString(), BRIEFING_MEMORIES_PER_ENTITY],
+    );
+    const memories = new Map((await this.memory.getMany(projectId, [...new Set(mentions.map((m) => m.memory_id))])).map((m) => [m.id, m]));
+    // Nearest level first; within a level, by importance then recency; each memory once.
+    const ordered: { memory: Memory; entityId: string; depth: number }[] = [];
+    const placed = new Set<string>();
+    for (const link of chain) {
+      const own = mentions.filter((m) => m.entity_id === link.entityId).map((m) => memories.get(m.memory_id)).filter((m): m is Memory => m !== undefined);
+      for (const m of own) if (!placed.has(m.id)) (placed.add(m.id), ordered.push({ memory: m, entityId: link.entityId, depth: link.depth }));
+    }
+    ordered.sort((a, b) => a.depth - b.depth || b.memory.importance - a.memory.importance || Date.parse(b.memory.validFrom) - Date.parse(a.memory.validFrom) || (a.memory.id < b.memory.id ? -1 : 1));
+    const chainItems = chain.map((c) => ({ entity: entities.get(c.entityId)!.canonicalName, entityId: c.entityId, type: entities.get(c.entityId)!.type, depth: c.depth, via: c.via, from: c.from }));
+    const memoryItems = ordered.map((o) => ({ id: o.memory.id, content: o.memory.content, type: o.memory.type, importance: o.memory.importance, validFrom: o.memory.validFrom, entityId: o.entityId, depth: o.depth }));
+    const entity = entities.get(entityId)!;
+    const fixed = `"entity":${JSON.stringify({ id: entity.id, name: entity.canonicalName, type: entity.type, description: entity.description })}`;
+    const budget = await this.pool.run('graph.fit-briefing', {
+      maxTokens,
+      fixed,
+      sections: [
+        { name: 'chain', items: chainItems.map((c) => JSON.stringify(c)) },
+        { name: 'memories', items: memoryItems.map((m) => JSON.stringify(m)) },
+      ],
+    });
+    const memoriesKept = memoryItems.slice(0, budget.kept[1]);
+    return {
+      entity,
+      chain: chainItems.slice(0, budget.kept[0]),
+      memories: memoriesKept,
+      provenance: memoriesKept.map((m) => m.id),
+      tokensEstimate: budget.tokens,
+      maxTokens,
+      truncated: budget.truncated,
+      asOf: at.toISOString(),
+    };
+  }
+}

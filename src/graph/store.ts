@@ -1,0 +1,444 @@
+// The graph's rows: entities with their resolution names, edges, mentions, extraction marks and
+// settings. A read "at" an instant sees the rows valid then: valid_from <= at < valid_to (or no
+// valid_to). Plain SQL; every statement is scoped by project.
+import type { Subject } from '../platform/common-schemas.js';
+import type { Queryable } from '../platform/db.js';
+import { Conditions, iso } from '../platform/sql.js';
+import type { Edge, Entity, EntityType, ListEntitiesQuery } from './schemas.js';
+
+export interface EntityRow {
+  project_id: string;
+  id: string;
+  type: string;
+  scope: string;
+  canonical_name: string;
+  aliases: string[];
+  description: string | null;
+  metadata: Record<string, unknown> | null;
+  subject_kind: string | null;
+  subject_external_id: string | null;
+  agent_id: string | null;
+  user_id: string | null;
+  valid_from: Date;
+  valid_to: Date | null;
+  superseded_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface EdgeRow {
+  id: string;
+  subject_id: string;
+  predicate: string;
+  object_id: string | null;
+  object_literal: string | null;
+  weight: number;
+  source_memory_id: string | null;
+  valid_from: Date;
+  valid_to: Date | null;
+}
+
+const ENTITY_COLUMNS = `project_id, id, type, scope, canonical_name, aliases, description, metadata, subject_kind, subject_external_id, agent_id, user_id,
+  valid_from, valid_to, superseded_by_id, created_at, updated_at`;
+const EDGE_COLUMNS = `id, subject_id, predicate, object_id, object_literal, weight, source_memory_id, valid_from, valid_to`;
+
+/** Valid at the instant given by the placeholder `at`, for table alias `t`. */
+export const validAt = (t: string, at: string) => `${t}.valid_from <= ${at}::timestamptz AND (${t}.valid_to IS NULL OR ${t}.valid_to > ${at}::timestamptz)`;
+
+export const toEntity = (r: EntityRow): Entity => ({
+  id: r.id,
+  created: iso(r.created_at),
+  updated: iso(r.updated_at),
+  platformId: r.project_id,
+  projectId: r.project_id,
+  brainId: null,
+  locationId: null,
+  chatbotId: r.agent_id,
+  chatIdentityId: r.user_id,
+  scope: r.scope,
+  type: r.type,
+  canonicalName: r.canonical_name,
+  aliases: r.aliases,
+  description: r.description,
+  metadata: r.metadata,
+  subject: r.subject_kind === null ? null : { kind: r.subject_kind, externalId: r.subject_external_id! },
+  validFrom: iso(r.valid_from),
+  validTo: iso(r.valid_to),
+  supersededById: r.superseded_by_id,
+});
+
+export const toEdge = (r: EdgeRow): Edge => ({
+  id: r.id,
+  subjectId: r.subject_id,
+  predicate: r.predicate,
+  objectId: r.object_id,
+  objectLiteral: r.object_literal,
+  weight: Number(r.weight),
+  validFrom: iso(r.valid_from),
+  validTo: iso(r.valid_to),
+  sourceMemoryId: r.source_memory_id,
+});
+
+// ---- entities -------------------------------------------------------------------------------
+
+export interface NewEntity {
+  id: string;
+  type: EntityType;
+  scope: string;
+  canonicalName: string;
+  aliases: string[];
+  description: string | null;
+  metadata: Record<string, unknown> | null;
+  subject: Subject | null;
+  agentId: string | null;
+  userId: string | null;
+  validFrom: Date;
+}
+
+export async function insertEntity(db: Queryable, projectId: string, e: NewEntity): Promise<EntityRow> {
+  const { rows } = await db.query<EntityRow>(
+    `INSERT INTO graph_entities (project_id, id, type, scope, canonical_name, aliases, description, metadata, subject_kind, subject_external_id, agent_id, user_id, valid_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${ENTITY_COLUMNS}`,
+    [projectId, e.id, e.type, e.scope, e.canonicalName, e.aliases, e.description, e.metadata, e.subject?.kind ?? null, e.subject?.externalId ?? null, e.agentId, e.userId, e.validFrom.toISOString()],
+  );
+  return rows[0]!;
+}
+
+export async function getEntities(db: Queryable, projectId: string, ids: readonly string[], lock = false): Promise<EntityRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<EntityRow>(
+    `SELECT ${ENTITY_COLUMNS} FROM graph_entities WHERE project_id = $1 AND id = ANY($2::text[]) ORDER BY id${lock ? ' FOR UPDATE' : ''}`,
+    [projectId, ids],
+  );
+  return rows;
+}
+
+/** The live entities that own any of these name keys, in the order of the keys. */
+export async function entitiesByKeys(db: Queryable, projectId: string, keys: readonly string[]): Promise<{ key: string; entityId: string }[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<{ name_key: string; entity_id: string }>(
+    `SELECT name_key, entity_id FROM graph_entity_names WHERE project_id = $1 AND name_key = ANY($2::text[])`,
+    [projectId, keys],
+  );
+  const byKey = new Map(rows.map((r) => [r.name_key, r.entity_id]));
+  return keys.flatMap((key) => (byKey.has(key) ? [{ key, entityId: byKey.get(key)! }] : []));
+}
+
+/** Claims name keys for an entity; answers the keys it got (a key another entity holds is not taken). */
+export async function claimNames(db: Queryable, projectId: string, entityId: string, keys: readonly string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<{ name_key: string }>(
+    `INSERT INTO graph_entity_names (project_id, name_key, entity_id) SELECT $1, k, $2 FROM unnest($3::text[]) AS k
+     ON CONFLICT (project_id, name_key) DO NOTHING RETURNING name_key`,
+    [projectId, entityId, [...new Set(keys)]],
+  );
+  return rows.map((r) => r.name_key);
+}
+
+export async function releaseNames(db: Queryable, projectId: string, entityId: string): Promise<void> {
+  await db.query(`DELETE FROM graph_entity_names WHERE project_id = $1 AND entity_id = $2`, [projectId, entityId]);
+}
+
+export async function deleteEntity(db: Queryable, projectId: string, entityId: string): Promise<void> {
+  await db.query(`DELETE FROM graph_entities WHERE project_id = $1 AND id = $2`, [projectId, entityId]);
+}
+
+export async function addAliases(db: Queryable, projectId: string, entityId: string, aliases: readonly string[]): Promise<EntityRow> {
+  const { rows } = await db.query<EntityRow>(
+    `UPDATE graph_entities SET aliases = ARRAY(SELECT DISTINCT unnest(aliases || $3::text[]) ORDER BY 1), updated_at = now()
+      WHERE project_id = $1 AND id = $2 RETURNING ${ENTITY_COLUMNS}`,
+    [projectId, entityId, aliases],
+  );
+  return rows[0]!;
+}
+
+export async function endEntity(db: Queryable, projectId: string, entityId: string, at: Date, supersededById: string | null): Promise<EntityRow> {
+  const { rows } = await db.query<EntityRow>(
+    `UPDATE graph_entities SET valid_to = greatest(valid_from, $3::timestamptz), superseded_by_id = $4, retired_at = now(), updated_at = now()
+      WHERE project_id = $1 AND id = $2 RETURNING ${ENTITY_COLUMNS}`,
+    [projectId, entityId, at.toISOString(), supersededById],
+  );
+  return rows[0]!;
+}
+
+export async function listEntities(db: Queryable, projectId: string, q: ListEntitiesQuery): Promise<EntityRow[]> {
+  const where = new Conditions();
+  where.add('e.project_id = ?', projectId);
+  where.add('e.type = ?', q.type);
+  where.add('e.scope = ?', q.scope);
+  if (!q.includeRetired) where.add('e.valid_to IS NULL AND e.superseded_by_id IS NULL');
+  if (q.search !== undefined && q.search.trim() !== '') {
+    const pattern = where.param(`%${q.search.trim().toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    where.add(`(lower(e.canonical_name) LIKE ${pattern} OR EXISTS (SELECT 1 FROM unnest(e.aliases) AS a WHERE lower(a) LIKE ${pattern}))`);
+  }
+  const { rows } = await db.query<EntityRow>(
+    `SELECT ${ENTITY_COLUMNS} FROM graph_entities e WHERE ${where.sql}
+      ORDER BY lower(e.canonical_name), e.id LIMIT ${where.param(q.limit ?? 50)} OFFSET ${where.param(q.offset ?? 0)}`,
+    where.params,
+  );
+  return rows;
+}
+
+/** The live entity standing for a subject. */
+export async function subjectEntity(db: Queryable, projectId: string, subject: Subject): Promise<EntityRow | undefined> {
+  const { rows } = await db.query<EntityRow>(
+    `SELECT ${ENTITY_COLUMNS} FROM graph_entities
+      WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3 AND valid_to IS NULL AND superseded_by_id IS NULL`,
+    [projectId, subject.kind, subject.externalId],
+  );
+  return rows[0];
+}
+
+// ---- edges ----------------------------------------------------------------------------------
+
+export interface NewEdge {
+  id: string;
+  subjectId: string;
+  predicate: string;
+  objectId: string | null;
+  objectLiteral: string | null;
+  weight: number;
+  sourceMemoryId: string | null;
+  validFrom: Date;
+  validTo: Date | null;
+}
+
+export async function insertEdge(db: Queryable, projectId: string, e: NewEdge): Promise<EdgeRow> {
+  const { rows } = await db.query<EdgeRow>(
+    `INSERT INTO graph_edges (project_id, id, subject_id, predicate, object_id, object_literal, weight, source_memory_id, valid_from, valid_to, retired_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10::timestamptz IS NULL THEN NULL ELSE now() END) RETURNING ${EDGE_COLUMNS}`,
+    [projectId, e.id, e.subjectId, e.predicate, e.objectId, e.objectLiteral, e.weight, e.sourceMemoryId, e.validFrom.toISOString(), e.validTo?.toISOString() ?? null],
+  );
+  return rows[0]!;
+}
+
+export async function getEdge(db: Queryable, projectId: string, id: string, lock = false): Promise<EdgeRow | undefined> {
+  const { rows } = await db.query<EdgeRow>(`SELECT ${EDGE_COLUMNS} FROM graph_edges WHERE project_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [projectId, id]);
+  return rows[0];
+}
+
+/** The subject's open edges (valid_to unset) with this predicate. */
+export async function openEdges(db: Queryable, projectId: string, subjectId: string, predicate: string): Promise<EdgeRow[]> {
+  const { rows } = await db.query<EdgeRow>(
+    `SELECT ${EDGE_COLUMNS} FROM graph_edges WHERE project_id = $1 AND subject_id = $2 AND predicate = $3 AND valid_to IS NULL ORDER BY valid_from, id`,
+    [projectId, subjectId, predicate],
+  );
+  return rows;
+}
+
+/** The earliest start of the subject's edges with this predicate that begin after `after`. */
+export async function nextStart(db: Queryable, projectId: string, subjectId: string, predicate: string, after: Date): Promise<Date | undefined> {
+  const { rows } = await db.query<{ start: Date | null }>(
+    `SELECT min(valid_from) AS start FROM graph_edges WHERE project_id = $1 AND subject_id = $2 AND predicate = $3 AND valid_from > $4::timestamptz`,
+    [projectId, subjectId, predicate, after.toISOString()],
+  );
+  return rows[0]?.start ?? undefined;
+}
+
+/** Entities are taken to exist from the earliest fact about them: their validFrom moves back to `at` if later. */
+export async function extendBack(db: Queryable, projectId: string, entityIds: readonly string[], at: Date): Promise<void> {
+  await db.query(
+    `UPDATE graph_entities SET valid_from = $3::timestamptz, updated_at = now()
+      WHERE project_id = $1 AND id = ANY($2::text[]) AND valid_from > $3::timestamptz AND valid_to IS NULL`,
+    [projectId, entityIds, at.toISOString()],
+  );
+}
+
+export async function strengthenEdge(db: Queryable, projectId: string, id: string, weight: number): Promise<EdgeRow> {
+  const { rows } = await db.query<EdgeRow>(
+    `UPDATE graph_edges SET weight = greatest(weight, $3) WHERE project_id = $1 AND id = $2 RETURNING ${EDGE_COLUMNS}`,
+    [projectId, id, weight],
+  );
+  return rows[0]!;
+}
+
+/** Closes an open edge at `at` (never before it began). */
+export async function endEdge(db: Queryable, projectId: string, id: string, at: Date): Promise<EdgeRow> {
+  const { rows } = await db.query<EdgeRow>(
+    `UPDATE graph_edges SET valid_to = greatest(valid_from, $3::timestamptz), retired_at = now() WHERE project_id = $1 AND id = $2 RETURNING ${EDGE_COLUMNS}`,
+    [projectId, id, at.toISOString()],
+  );
+  return rows[0]!;
+}
+
+/** Closes every open edge touching an entity. */
+export async function endEdgesOf(db: Queryable, projectId: string, entityId: string, at: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE graph_edges SET valid_to = greatest(valid_from, $3::timestamptz), retired_at = now()
+      WHERE project_id = $1 AND (subject_id = $2 OR object_id = $2) AND valid_to IS NULL`,
+    [projectId, entityId, at.toISOString()],
+  );
+  return rowCount;
+}
+
+export async function edgesAt(
+  db: Queryable,
+  projectId: string,
+  filter: { subjectId?: string; predicate?: string; at: Date },
+  limit: number,
+  offset = 0,
+): Promise<EdgeRow[]> {
+  const where = new Conditions();
+  where.add('g.project_id = ?', projectId);
+  where.add('g.subject_id = ?', filter.subjectId);
+  where.add('g.predicate = ?', filter.predicate);
+  where.add(validAt('g', where.param(filter.at.toISOString())));
+  const { rows } = await db.query<EdgeRow>(
+    `SELECT ${EDGE_COLUMNS} FROM graph_edges g WHERE ${where.sql}
+      ORDER BY g.valid_from DESC, g.id LIMIT ${where.param(limit)} OFFSET ${where.param(offset)}`,
+    where.params,
+  );
+  return rows;
+}
+
+/**
+ * One hop of a traversal: the edges valid at `at` out of (and, with `both`, into) the frontier, at
+ * most `fanOut` per frontier entity and direction (strongest first, then newest, then id).
+ */
+export async function hopEdges(
+  db: Queryable,
+  projectId: string,
+  frontier: readonly string[],
+  options: { at: Date; predicates?: readonly string[]; both: boolean; fanOut: number },
+): Promise<(EdgeRow & { from_id: string })[]> {
+  const params: unknown[] = [projectId, frontier, options.at.toISOString(), options.fanOut];
+  const predicate = options.predicates && options.predicates.length > 0 ? `AND g.predicate = ANY($${params.push(options.predicates)}::text[])` : '';
+  const side = (from: 'subject_id' | 'object_id') => `
+    SELECT * FROM (
+      SELECT ${EDGE_COLUMNS}, ${from} AS from_id,
+             row_number() OVER (PARTITION BY g.${from} ORDER BY g.weight DESC, g.valid_from DESC, g.id) AS rank
+        FROM graph_edges g
+       WHERE g.project_id = $1 AND g.${from} = ANY($2::text[]) AND ${validAt('g', '$3')} ${predicate}
+    ) ranked WHERE rank <= $4`;
+  const { rows } = await db.query<EdgeRow & { from_id: string }>(
+    `${side('subject_id')}${options.both ? ` UNION ALL ${side('object_id')}` : ''} ORDER BY from_id, weight DESC, valid_from DESC, id`,
+    params,
+  );
+  return rows;
+}
+
+// ---- mentions, extraction marks, settings, stats ----------------------------------------------
+
+export async function replaceMentions(db: Queryable, projectId: string, memoryId: string, entityIds: readonly string[]): Promise<void> {
+  await db.query(`DELETE FROM graph_mentions WHERE project_id = $1 AND memory_id = $2 AND NOT (entity_id = ANY($3::text[]))`, [projectId, memoryId, entityIds]);
+  if (entityIds.length > 0) await addMentions(db, projectId, memoryId, entityIds);
+}
+
+/** Links a memory to entities (no-op for links that exist). */
+export async function addMentions(db: Queryable, projectId: string, memoryId: string, entityIds: readonly string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO graph_mentions (project_id, memory_id, entity_id) SELECT $1, $2, e FROM unnest($3::text[]) AS e ON CONFLICT DO NOTHING`,
+    [projectId, memoryId, [...new Set(entityIds)]],
+  );
+}
+
+export async function memoryExists(db: Queryable, projectId: string, memoryId: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM memories WHERE project_id = $1 AND id = $2`, [projectId, memoryId]);
+  return rows.length > 0;
+}
+
+export async function markExtracted(db: Queryable, projectId: string, memoryId: string, mark: { contentHash: string; method: 'heuristic' | 'caller'; entities: number; edges: number }): Promise<void> {
+  await db.query(
+    `INSERT INTO graph_extractions (project_id, memory_id, content_hash, method, entity_count, edge_count) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (project_id, memory_id) DO UPDATE SET content_hash = excluded.content_hash, method = excluded.method,
+       entity_count = excluded.entity_count, edge_count = excluded.edge_count, extracted_at = now()`,
+    [projectId, memoryId, mark.contentHash, mark.method, mark.entities, mark.edges],
+  );
+}
+
+export async function extractionMark(db: Queryable, projectId: string, memoryId: string): Promise<{ content_hash: string; method: string } | undefined> {
+  const { rows } = await db.query<{ content_hash: string; method: string }>(
+    `SELECT content_hash, method FROM graph_extractions WHERE project_id = $1 AND memory_id = $2`,
+    [projectId, memoryId],
+  );
+  return rows[0];
+}
+
+export interface PendingMemory {
+  id: string;
+  content: string;
+  type: string;
+  scope: string;
+  subject_kind: string | null;
+  subject_external_id: string | null;
+  valid_from: Date;
+  content_hash: string;
+}
+
+const PENDING = `FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
+  WHERE m.project_id = $1 AND m.status IN ('pending', 'confirmed') AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
+
+/** Live memories not yet extracted, or changed since: oldest first. */
+export async function pendingMemories(db: Queryable, projectId: string, limit: number, minLength = 0): Promise<PendingMemory[]> {
+  const { rows } = await db.query<PendingMemory>(
+    `SELECT m.id, m.content, m.type, m.scope, m.subject_kind, m.subject_external_id, m.valid_from, md5(m.content) AS content_hash
+       ${PENDING} AND char_length(m.content) >= $3 ORDER BY m.created_at, m.id LIMIT $2`,
+    [projectId, limit, minLength],
+  );
+  return rows;
+}
+
+export async function countPending(db: Queryable, projectId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n ${PENDING}`, [projectId]);
+  return Number(rows[0]!.n);
+}
+
+export async function memoryForExtraction(db: Queryable, projectId: string, memoryId: string): Promise<PendingMemory | undefined> {
+  const { rows } = await db.query<PendingMemory>(
+    `SELECT id, content, type, scope, subject_kind, subject_external_id, valid_from, md5(content) AS content_hash FROM memories WHERE project_id = $1 AND id = $2`,
+    [projectId, memoryId],
+  );
+  return rows[0];
+}
+
+export async function extractionEnabled(db: Queryable, projectId: string): Promise<boolean> {
+  const { rows } = await db.query<{ extraction_enabled: boolean }>(`SELECT extraction_enabled FROM graph_settings WHERE project_id = $1`, [projectId]);
+  return rows[0]?.extraction_enabled ?? false;
+}
+
+export async function setExtraction(db: Queryable, projectId: string, enabled: boolean): Promise<void> {
+  await db.query(
+    `INSERT INTO graph_settings (project_id, extraction_enabled) VALUES ($1, $2)
+     ON CONFLICT (project_id) DO UPDATE SET extraction_enabled = excluded.extraction_enabled, updated_at = now()`,
+    [projectId, enabled],
+  );
+}
+
+/** Projects that opted in and have memories waiting. */
+export async function projectsWithPending(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(
+    `SELECT s.project_id FROM graph_settings s
+      WHERE s.extraction_enabled AND EXISTS (
+        SELECT 1 FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
+         WHERE m.project_id = s.project_id AND m.status IN ('pending', 'confirmed') AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content)))
+      ORDER BY s.project_id`,
+  );
+  return rows.map((r) => r.project_id);
+}
+
+export async function stats(db: Queryable, projectId: string) {
+  const { rows } = await db.query<{ entities: string; retired_entities: string; edges: string; retired_edges: string; memories_with_edges: string; extracted: string }>(
+    `SELECT
+       (SELECT count(*) FROM graph_entities WHERE project_id = $1 AND valid_to IS NULL AND superseded_by_id IS NULL) AS entities,
+       (SELECT count(*) FROM graph_entities WHERE project_id = $1 AND (valid_to IS NOT NULL OR superseded_by_id IS NOT NULL)) AS retired_entities,
+       (SELECT count(*) FROM graph_edges WHERE project_id = $1 AND valid_to IS NULL) AS edges,
+       (SELECT count(*) FROM graph_edges WHERE project_id = $1 AND valid_to IS NOT NULL) AS retired_edges,
+       (SELECT count(DISTINCT source_memory_id) FROM graph_edges WHERE project_id = $1 AND source_memory_id IS NOT NULL) AS memories_with_edges,
+       (SELECT count(*) FROM graph_extractions WHERE project_id = $1) AS extracted`,
+    [projectId],
+  );
+  const { rows: byType } = await db.query<{ type: string; n: string }>(
+    `SELECT type, count(*) AS n FROM graph_entities WHERE project_id = $1 AND valid_to IS NULL AND superseded_by_id IS NULL GROUP BY type ORDER BY type`,
+    [projectId],
+  );
+  const r = rows[0]!;
+  return {
+    entityCount: Number(r.entities),
+    retiredEntities: Number(r.retired_entities),
+    edgeCount: Number(r.edges),
+    retiredEdges: Number(r.retired_edges),
+    memoriesWithEdges: Number(r.memories_with_edges),
+    extractedMemories: Number(r.extracted),
+    entitiesByType: Object.fromEntries(byType.map((t) => [t.type, Number(t.n)])),
+  };
+}
