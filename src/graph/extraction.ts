@@ -11,6 +11,7 @@ import { transactionWithRetry, type Db, type Queryable } from '../platform/db.js
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import type { JobHandlers } from '../platform/queue.js';
 import { extractGraph, SUBJECT, type ExtractedType } from './extract.js';
+import { nameKey } from './names.js';
 import { ENTITY_TYPES, GRAPH_LIMITS, type EntityType } from './schemas.js';
 import type { GraphService } from './service.js';
 import * as store from './store.js';
@@ -104,23 +105,28 @@ export class GraphExtraction {
     return { entities: mentioned.length, edges: kept.length };
   }
 
-  /** The heuristic extraction of one memory. */
+  /** The heuristic extraction of one memory; a sentence-initial word is linked when the project knows it as an entity. */
   private extractOne(projectId: string, m: store.PendingMemory) {
-    const { entities, relations } = extractGraph(m.content);
-    return transactionWithRetry(this.db, (tx) =>
-      this.write(
+    const { entities, relations, uncertain } = extractGraph(m.content);
+    return transactionWithRetry(this.db, async (tx) => {
+      const known = await store.entitiesByKeys(tx, projectId, uncertain.map(nameKey));
+      const knownRows = await store.getEntities(tx, projectId, known.map((k) => k.entityId));
+      return this.write(
         tx,
         projectId,
         m,
         {
-          entities: entities.map((e) =>
-            e.type === 'date' ? { name: e.iso!, type: TYPE_OF.date, aliases: [e.name], metadata: { kind: 'date', date: e.iso } } : { name: e.name, type: TYPE_OF[e.type] },
-          ),
+          entities: [
+            ...entities.map((e) =>
+              e.type === 'date' ? { name: e.iso!, type: TYPE_OF.date, aliases: [e.name], metadata: { kind: 'date', date: e.iso } } : { name: e.name, type: TYPE_OF[e.type] },
+            ),
+            ...knownRows.map((r) => ({ name: r.canonical_name, type: r.type as EntityType })),
+          ],
           edges: relations.map((r) => ({ subject: r.subject, predicate: r.predicate, object: entities.find((e) => e.name === r.object && e.type === 'date')?.iso ?? r.object, objectIsEntity: true })),
         },
         'heuristic',
-      ),
-    );
+      );
+    });
   }
 
   /** Extracts up to `limit` pending memories of the project, oldest first. */
