@@ -365,8 +365,11 @@ export interface PendingMemory {
   content_hash: string;
 }
 
+/** Memories the engine writes itself (mined patterns, estimates, decisions, outcomes, consent) name nothing worth extracting. */
+const NOT_EXTRACTED = `'behavior_pattern', 'estimate', 'decision', 'outcome', 'consent'`;
+const UNEXTRACTED = `m.status IN ('pending', 'confirmed') AND m.type NOT IN (${NOT_EXTRACTED}) AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
 const PENDING = `FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
-  WHERE m.project_id = $1 AND m.status IN ('pending', 'confirmed') AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
+  WHERE m.project_id = $1 AND ${UNEXTRACTED}`;
 
 /** Live memories not yet extracted, or changed since: oldest first. */
 export async function pendingMemories(db: Queryable, projectId: string, limit: number, minLength = 0): Promise<PendingMemory[]> {
@@ -410,7 +413,7 @@ export async function projectsWithPending(db: Queryable): Promise<string[]> {
     `SELECT s.project_id FROM graph_settings s
       WHERE s.extraction_enabled AND EXISTS (
         SELECT 1 FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
-         WHERE m.project_id = s.project_id AND m.status IN ('pending', 'confirmed') AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content)))
+         WHERE m.project_id = s.project_id AND ${UNEXTRACTED})
       ORDER BY s.project_id`,
   );
   return rows.map((r) => r.project_id);

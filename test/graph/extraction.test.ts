@@ -34,6 +34,8 @@ describe('graph extraction and recall', () => {
     const p = await h.project();
     const works = await save(p, 'I work at Globex as a nurse and live in Lisbon.');
     await save(p, 'Her manager, Dr. David Kim, works at Globex too.');
+    // What the engine writes itself (here, a consent record) is not extracted.
+    await save(p, 'Consent to contact from Initech Marketing recorded.', { type: 'consent' });
     const refused = await backfill(p);
     expect(refused.statusCode).toBe(409);
     expect(refused.json().message).toContain('extraction/toggle');
