@@ -13,6 +13,7 @@ import { createHealthModule } from './health/index.js';
 import { createLearningModule } from './learning/index.js';
 import { createMemoryModule } from './memory/index.js';
 import type { Db } from './platform/db.js';
+import { createMaintenanceModule } from './platform/maintenance.js';
 import { Composition, jobRunner, type AnyModule } from './platform/module.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './platform/runtime.js';
 import { createTenancyAdmin, createTenancyModule } from './tenancy/index.js';
@@ -20,6 +21,7 @@ import { createTypedModule } from './typed/index.js';
 
 function compose(runtime: Runtime) {
   return Composition.start()
+    .with('maintenance', () => createMaintenanceModule(runtime))
     .with('tenancy', () => createTenancyModule(runtime))
     .with('embeddings', () => createEmbeddingsModule(runtime))
     .with('memory', ({ embeddings }) => createMemoryModule(runtime, { embeddings }))

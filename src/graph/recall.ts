@@ -37,7 +37,8 @@ export class GraphRecall {
       `WITH seed_entities AS (SELECT DISTINCT entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
        SELECT g.memory_id, count(DISTINCT g.entity_id) AS shared
          FROM graph_mentions g JOIN seed_entities s ON s.entity_id = g.entity_id
-         JOIN memories m ON m.id = g.memory_id AND m.project_id = $1 AND m.status IN ('pending', 'confirmed')
+         -- One key lookup per candidate, so that no plan (with or without statistics) scans the project.
+         CROSS JOIN LATERAL (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.id = g.memory_id AND m.status IN ('pending', 'confirmed') LIMIT 1) live
         WHERE g.project_id = $1 AND NOT (g.memory_id = ANY($2::text[]))
         GROUP BY g.memory_id ORDER BY shared DESC, g.memory_id LIMIT $3`,
       [projectId, seeds, Math.round(clampTo(limit, GRAPH_LIMITS.prefetch))],

@@ -198,7 +198,7 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: GraphService; extra
         summary: 'Multi-hop traversal (1 to 3 hops) from a seed entity',
         description:
           'Breadth-first over the edges valid at asOf (default now), optionally only the given predicates; direction out (subject to object, the default) or both. hop is 1 for an edge of the seed, 2 for an edge of a neighbour, 3 beyond. ' +
-          `Each edge is answered once, at the hop it is first reached; each entity is expanded once, so cycles end; literal objects are not expanded. Fan-out is bounded: at most ${GRAPH_LIMITS.fanOut} edges per entity and direction each hop (strongest weight first, then newest, then id), and ${GRAPH_LIMITS.traversalEdges} edges in all.`,
+          `Each edge is answered once, at the hop it is first reached; each entity is expanded once, so cycles end; literal objects are not expanded. Fan-out is bounded: at most ${GRAPH_LIMITS.fanOut} edges per entity and direction each hop (strongest weight first, then newest, then id), and \`limit\` edges in all (default ${GRAPH_LIMITS.traversal.default}, at most ${GRAPH_LIMITS.traversal.max}); a hop that would pass the limit takes every entity's strongest edge before any entity's second.`,
         body: TraverseBodySchema,
         response: { 200: TraversalEdges },
       },

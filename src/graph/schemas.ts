@@ -17,8 +17,8 @@ export const GRAPH_LIMITS = {
   prefetch: { default: 10, min: 1, max: 100 },
   /** Edges followed out of (and into) one entity per hop; the strongest first. */
   fanOut: 50,
-  /** Edges a traversal answers at most. */
-  traversalEdges: 5000,
+  /** Edges a traversal answers: `limit`, clamped. */
+  traversal: { default: 1000, min: 1, max: 5000 },
   seeds: 100,
   backfill: { default: 200, min: 1, max: 2000 },
   onboardingDepth: { default: 3, min: 1, max: 5 },
@@ -172,6 +172,7 @@ export const TraverseBodySchema = Type.Object(
     predicates: Type.Optional(Type.Array(PredicateSchema, { maxItems: 50 })),
     asOf: Type.Optional(AsOf),
     direction: Type.Optional(Type.String({ enum: ['out', 'both'], description: 'out: follow edges from subject to object (default); both: also against them' })),
+    limit: Type.Optional(Type.Number({ description: `Edges answered at most; default ${GRAPH_LIMITS.traversal.default}, clamped to [1, ${GRAPH_LIMITS.traversal.max}]` })),
   },
   { additionalProperties: false },
 );

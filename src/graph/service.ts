@@ -299,7 +299,8 @@ export class GraphService {
    * Breadth-first from the seed, hop by hop, over the edges valid at `asOf`: at most
    * GRAPH_LIMITS.fanOut edges per entity and direction each hop (strongest, then newest, then id),
    * each edge answered once at the hop it is first reached, each entity expanded once (cycles end
-   * there), literal objects never expanded, at most GRAPH_LIMITS.traversalEdges edges in all.
+   * there), literal objects never expanded, at most `limit` edges in all (a hop that would pass it
+   * takes every entity's strongest edge before any entity's second).
    */
   async traverse(projectId: string, body: TraverseBody): Promise<TraversalEdge[]> {
     const at = time(body.asOf, new Date());
@@ -311,11 +312,13 @@ export class GraphService {
     const seen = new Set<string>();
     const found: { edge: store.EdgeRow; hop: number }[] = [];
     let frontier = [body.entityId];
-    for (let hop = 1; hop <= hops && frontier.length > 0 && found.length < GRAPH_LIMITS.traversalEdges; hop++) {
-      const rows = await store.hopEdges(this.db, projectId, frontier, { at, predicates, both, fanOut: GRAPH_LIMITS.fanOut });
+    const cap = Math.round(clampTo(body.limit, GRAPH_LIMITS.traversal));
+    for (let hop = 1; hop <= hops && frontier.length > 0 && found.length < cap; hop++) {
+      // Edges already answered may come again (from the far side): ask for that many more.
+      const rows = await store.hopEdges(this.db, projectId, frontier, { at, predicates, both, fanOut: GRAPH_LIMITS.fanOut, limit: cap - found.length + (both ? found.length : 0) });
       const next: string[] = [];
       for (const edge of rows) {
-        if (seen.has(edge.id) || found.length >= GRAPH_LIMITS.traversalEdges) continue;
+        if (seen.has(edge.id) || found.length >= cap) continue;
         seen.add(edge.id);
         found.push({ edge, hop });
         const far = edge.from_id === edge.subject_id ? edge.object_id : edge.subject_id;

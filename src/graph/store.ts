@@ -293,25 +293,27 @@ export async function edgesAt(
 
 /**
  * One hop of a traversal: the edges valid at `at` out of (and, with `both`, into) the frontier, at
- * most `fanOut` per frontier entity and direction (strongest first, then newest, then id).
+ * most `fanOut` per frontier entity and direction (strongest first, then newest, then id), and at
+ * most `limit` in all, taking every entity's strongest edge before any entity's second. Each
+ * entity's edges are read through its index with a LATERAL lookup, so the plan never depends on
+ * statistics.
  */
 export async function hopEdges(
   db: Queryable,
   projectId: string,
   frontier: readonly string[],
-  options: { at: Date; predicates?: readonly string[]; both: boolean; fanOut: number },
+  options: { at: Date; predicates?: readonly string[]; both: boolean; fanOut: number; limit?: number },
 ): Promise<(EdgeRow & { from_id: string })[]> {
-  const params: unknown[] = [projectId, frontier, options.at.toISOString(), options.fanOut];
+  const params: unknown[] = [projectId, frontier, options.at.toISOString(), options.fanOut, options.limit ?? null];
   const predicate = options.predicates && options.predicates.length > 0 ? `AND g.predicate = ANY($${params.push(options.predicates)}::text[])` : '';
   const side = (from: 'subject_id' | 'object_id') => `
-    SELECT * FROM (
-      SELECT ${EDGE_COLUMNS}, ${from} AS from_id,
-             row_number() OVER (PARTITION BY g.${from} ORDER BY g.weight DESC, g.valid_from DESC, g.id) AS rank
+    SELECT e.* FROM unnest($2::text[]) AS f(id) CROSS JOIN LATERAL (
+      SELECT ${EDGE_COLUMNS}, f.id AS from_id, row_number() OVER (ORDER BY g.weight DESC, g.valid_from DESC, g.id) AS rank
         FROM graph_edges g
-       WHERE g.project_id = $1 AND g.${from} = ANY($2::text[]) AND ${validAt('g', '$3')} ${predicate}
-    ) ranked WHERE rank <= $4`;
+       WHERE g.project_id = $1 AND g.${from} = f.id AND ${validAt('g', '$3')} ${predicate}
+       ORDER BY g.weight DESC, g.valid_from DESC, g.id LIMIT $4) e`;
   const { rows } = await db.query<EdgeRow & { from_id: string }>(
-    `${side('subject_id')}${options.both ? ` UNION ALL ${side('object_id')}` : ''} ORDER BY from_id, weight DESC, valid_from DESC, id`,
+    `SELECT * FROM (${side('subject_id')}${options.both ? ` UNION ALL ${side('object_id')}` : ''}) hop ORDER BY rank, from_id, id LIMIT $5`,
     params,
   );
   return rows;

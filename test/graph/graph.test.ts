@@ -132,6 +132,9 @@ describe('knowledge graph', () => {
     expect(await traverse({ entityId: x, hops: 1 })).toHaveLength(1);
     expect(await traverse({ entityId: x, hops: 99 })).toHaveLength(4);
     expect(await traverse({ entityId: w, hops: 1, direction: 'both' })).toEqual([expect.objectContaining({ predicate: 'based_in', hop: 1 })]);
+    // The limit caps the answer; the hop that passes it takes the strongest edges.
+    expect((await traverse({ entityId: x, hops: 3, limit: 2 })).map((e: { hop: number }) => e.hop)).toEqual([1, 2]);
+    expect(await traverse({ entityId: x, hops: 3, limit: 0 })).toHaveLength(1);
     expect((await h.call('GET', p.projectId, '/admin/memory/graph/edges?limit=2')).json()).toHaveLength(2);
   });
 
