@@ -18,7 +18,7 @@ export const GRAPH_LIMITS = {
   /** Edges followed out of (and into) one entity per hop; the strongest first. */
   fanOut: 50,
   /** Edges a traversal answers: `limit`, clamped. */
-  traversal: { default: 1000, min: 1, max: 5000 },
+  traversal: { default: 500, min: 1, max: 5000 },
   seeds: 100,
   backfill: { default: 200, min: 1, max: 2000 },
   onboardingDepth: { default: 3, min: 1, max: 5 },
