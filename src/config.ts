@@ -49,6 +49,15 @@ export interface Config {
   readonly modelGatewayUrl: string | undefined;
   readonly modelGatewayApiKey: string | undefined;
   readonly modelGatewayTimeoutMs: number;
+  /** Model names sent to the gateway. */
+  readonly modelGatewayChatModel: string;
+  readonly modelGatewayVisionModel: string;
+  readonly modelGatewayTranscriptionModel: string;
+  /** Tries of one gateway call in all (429, 5xx and failed connections are tried again). */
+  readonly modelGatewayMaxAttempts: number;
+  readonly modelGatewayRetryBaseMs: number;
+  /** MEMORY_REFLECTION_ENABLED: POST /admin/memory/reflect synthesises insights with the gateway. */
+  readonly reflection: boolean;
   /** A project with at most this many embedded memories is searched by exact scan, above by HNSW. */
   readonly searchExactScanMaxRows: number;
   /** HNSW's candidate list on the approximate path (hnsw.ef_search): recall of the vector list against its cost. */
@@ -212,6 +221,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelGatewayUrl,
     modelGatewayApiKey: r.raw('MODEL_GATEWAY_API_KEY'),
     modelGatewayTimeoutMs: r.int('MODEL_GATEWAY_TIMEOUT_MS', 30_000, 100, 600_000),
+    modelGatewayChatModel: r.raw('MODEL_GATEWAY_CHAT_MODEL') ?? 'gpt-4o-mini',
+    modelGatewayVisionModel: r.raw('MODEL_GATEWAY_VISION_MODEL') ?? r.raw('MODEL_GATEWAY_CHAT_MODEL') ?? 'gpt-4o-mini',
+    modelGatewayTranscriptionModel: r.raw('MODEL_GATEWAY_TRANSCRIPTION_MODEL') ?? 'whisper-1',
+    modelGatewayMaxAttempts: r.int('MODEL_GATEWAY_MAX_ATTEMPTS', 3, 1, 10),
+    modelGatewayRetryBaseMs: r.int('MODEL_GATEWAY_RETRY_BASE_MS', 500, 0, 60_000),
+    reflection: r.bool('MEMORY_REFLECTION_ENABLED', false),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),

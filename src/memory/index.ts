@@ -11,6 +11,8 @@ import { curationRoutes } from './curation/routes.js';
 import { memoryTools } from './mcp.js';
 import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe.js';
 import { observeRoutes } from './observe/routes.js';
+import { MemoryReflection } from './reflect/reflect.js';
+import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
 import { MemorySchema } from './schemas.js';
 import { searchRoutes } from './search/routes.js';
@@ -32,7 +34,7 @@ export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransac
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
 
 export function createMemoryModule(
-  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping'>,
+  runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping' | 'gateway'>,
   deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'> },
 ): DomainModule<MemoryApi, MemoryJobs> {
   const { config, db, log, pool } = runtime;
@@ -41,12 +43,14 @@ export function createMemoryModule(
   const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch });
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config);
+  const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
     await app.register(memoryRoutes, { memory });
     await app.register(searchRoutes, { search });
     await app.register(curationRoutes, { curation });
     await app.register(observeRoutes, { observer });
+    await app.register(reflectRoutes, { reflection });
   };
 
   return {

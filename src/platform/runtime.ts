@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Db } from './db.js';
 import { createPgDb } from './db-pg.js';
 import { createPgliteDb } from './db-pglite.js';
+import { ModelGateway } from './gateway.js';
 import { migrate } from './migrations.js';
 import { WorkerPool } from './pool.js';
 import type { JobMapBase, JobQueue } from './queue.js';
@@ -24,6 +25,8 @@ export interface Runtime {
    * (POOL_BACKGROUND_NICENESS) so that it takes only the cycles requests leave idle.
    */
   readonly backgroundPool: WorkerPool;
+  /** The OpenAI-compatible model gateway (MODEL_GATEWAY_URL); unset, its calls refuse with NOT_CONFIGURED. */
+  readonly gateway: ModelGateway;
   /**
    * Aborted when the process starts shutting down: long jobs check it between batches and stop,
    * leaving the rest of their work where the next start (or a sweep) picks it up.
@@ -71,6 +74,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     niceness: config.poolBackgroundNiceness,
   });
 
+  const gateway = new ModelGateway({
+    url: config.modelGatewayUrl,
+    apiKey: config.modelGatewayApiKey,
+    timeoutMs: config.modelGatewayTimeoutMs,
+    models: { chat: config.modelGatewayChatModel, vision: config.modelGatewayVisionModel, transcription: config.modelGatewayTranscriptionModel },
+    maxAttempts: config.modelGatewayMaxAttempts,
+    retryBaseMs: config.modelGatewayRetryBaseMs,
+  });
+
   let closed = false;
   const shutdown = new AbortController();
   return {
@@ -80,6 +92,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     queue,
     pool,
     backgroundPool,
+    gateway,
     stopping: shutdown.signal,
     async close() {
       if (closed) return;
