@@ -115,6 +115,7 @@ const usageOf = (body: { usage?: { prompt_tokens?: unknown; completion_tokens?: 
 
 export class ModelGateway {
   private listener: UsageListener | undefined;
+  private guard: ((projectId: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly options: GatewayOptions,
@@ -134,6 +135,11 @@ export class ModelGateway {
     this.listener = listener;
   }
 
+  /** Checked before every call: may refuse it (a project over its token quota). */
+  beforeCall(guard: (projectId: string) => Promise<void>): void {
+    this.guard = guard;
+  }
+
   /** Refuses with NOT_CONFIGURED, naming the feature, when no gateway is set. */
   requireConfigured(feature: string): void {
     if (!this.configured) throw new NotConfiguredError(`${feature} needs a model gateway: set MODEL_GATEWAY_URL to an OpenAI-compatible API (and MODEL_GATEWAY_API_KEY if it needs one)`);
@@ -147,8 +153,9 @@ export class ModelGateway {
   }
 
   /** POSTs to the gateway, trying again on 429, 5xx and connection failures; answers the JSON body. */
-  private async post(feature: string, path: string, body: string | FormData): Promise<Record<string, unknown>> {
+  private async post(feature: string, projectId: string, path: string, body: string | FormData): Promise<Record<string, unknown>> {
     this.requireConfigured(feature);
+    await this.guard?.(projectId);
     const url = `${this.options.url!.replace(/\/+$/, '')}${path}`;
     let last = '';
     for (let attempt = 1; attempt <= this.options.maxAttempts; attempt++) {
@@ -191,14 +198,14 @@ export class ModelGateway {
     let body: Record<string, unknown>;
     if (request.schema) {
       try {
-        body = await this.post(feature, '/chat/completions', JSON.stringify({ ...base, response_format: { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } } }));
+        body = await this.post(feature, request.projectId, '/chat/completions', JSON.stringify({ ...base, response_format: { type: 'json_schema', json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true } } }));
       } catch (error) {
         if (!(error instanceof GatewayRequestError) || error.status === 401 || error.status === 403) throw error;
         const hint: ChatMessage = { role: 'system', content: `Answer with JSON only, matching this JSON schema: ${JSON.stringify(request.schema.schema)}` };
-        body = await this.post(feature, '/chat/completions', JSON.stringify({ ...base, messages: [...request.messages, hint] }));
+        body = await this.post(feature, request.projectId, '/chat/completions', JSON.stringify({ ...base, messages: [...request.messages, hint] }));
       }
     } else {
-      body = await this.post(feature, '/chat/completions', JSON.stringify(base));
+      body = await this.post(feature, request.projectId, '/chat/completions', JSON.stringify(base));
     }
     const choice = (body.choices as { message?: { content?: unknown } }[] | undefined)?.[0];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
@@ -212,7 +219,7 @@ export class ModelGateway {
     const form = new FormData();
     form.append('file', new Blob([request.audio], { type: request.mimeType }), request.filename ?? 'audio');
     form.append('model', this.options.models.transcription);
-    const body = await this.post(feature, '/audio/transcriptions', form);
+    const body = await this.post(feature, request.projectId, '/audio/transcriptions', form);
     const text = typeof body.text === 'string' ? body.text : '';
     const usage = usageOf(body);
     this.listener?.(request.projectId, { ...usage, model: this.options.models.transcription, operation: 'transcription' });

@@ -53,8 +53,14 @@ export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> 
   audit: Audit['publish'];
 };
 
-export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'log'>): DomainModule<TenancyApi> {
+export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'log'> & Partial<Pick<Runtime, 'gateway'>>): DomainModule<TenancyApi> {
   const service = new TenancyService(runtime.db);
+  // Model tokens are metered per project: a project past its month's quota is refused before the
+  // call, and every call's tokens are recorded after it (a failure to record is logged, not raised).
+  runtime.gateway?.beforeCall((projectId) => service.assertWithin(projectId, 'model-tokens'));
+  runtime.gateway?.onUsage((projectId, usage) => {
+    service.record(projectId, 'model-tokens', usage.totalTokens).catch((error: unknown) => runtime.log.error({ err: error, projectId }, 'recording model tokens failed'));
+  });
   const audit = new Audit();
   const access = fp(
     async (scope) => {

@@ -9,7 +9,7 @@ export const FEATURES = ['predictions', 'memory.compliance', 'health', 'FEATURE_
 export type Feature = (typeof FEATURES)[number];
 
 /** Metered per calendar month (UTC). */
-export const METERS = ['events-ingested', 'memory.predictions'] as const;
+export const METERS = ['events-ingested', 'memory.predictions', 'model-tokens'] as const;
 export type Meter = (typeof METERS)[number];
 
 /** Counted, not metered: the number of rows in use may not exceed the limit. */
@@ -28,6 +28,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     FEATURE_MEMORY_INTELLIGENCE: false,
     'events-ingested': 100_000,
     'memory.predictions': 0,
+    'model-tokens': 0,
     'active-triggers': 5,
   },
   growth: {
@@ -37,6 +38,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     FEATURE_MEMORY_INTELLIGENCE: true,
     'events-ingested': 5_000_000,
     'memory.predictions': 100_000,
+    'model-tokens': 20_000_000,
     'active-triggers': 100,
   },
   enterprise: {
@@ -46,6 +48,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     FEATURE_MEMORY_INTELLIGENCE: true,
     'events-ingested': Infinity,
     'memory.predictions': Infinity,
+    'model-tokens': Infinity,
     'active-triggers': Infinity,
   },
 };

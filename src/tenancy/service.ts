@@ -192,6 +192,20 @@ export class TenancyService {
     }
   }
 
+  /** Records units already spent (a model call's tokens), whatever the quota: the next call is the one refused. */
+  async record(projectId: string, meter: Meter, amount: number, now = new Date()): Promise<void> {
+    if (amount > 0) await store.consumeMeter(this.db, projectId, meter, monthStart(now), amount, Infinity);
+  }
+
+  /** Refuses (QUOTA_EXCEEDED) when the project has used its month's quota of `meter`. */
+  async assertWithin(projectId: string, meter: Meter, now = new Date()): Promise<void> {
+    const project = await store.findProject(this.db, projectId);
+    if (!project) return;
+    const limit = entitlementsFor(project.plan, project.entitlementOverrides)[meter];
+    const used = await this.usage(projectId, meter, now);
+    if (used >= limit) throw new QuotaExceededError(meter, limit, used, 1, secondsToNextMonth(now));
+  }
+
   usage(projectId: string, meter: Meter, now = new Date()): Promise<number> {
     return store.meterUsage(this.db, projectId, meter, monthStart(now));
   }

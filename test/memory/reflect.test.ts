@@ -90,6 +90,22 @@ describe('POST /admin/memory/reflect', () => {
     expect((await h.call('GET', p.projectId, '/admin/memory?type=insight')).json()).toEqual([]);
   });
 
+  it("meters the gateway's tokens to the project and refuses a project past its quota", async () => {
+    const p = await h.project();
+    await h.apis.tenancy.setPlan(p.projectId, 'growth', { 'model-tokens': 1 });
+    await remember(p.projectId, 'Maria runs 5 km every morning at 6.');
+    await remember(p.projectId, 'Maria starts work at 9.');
+    const first = (await reflect(p.projectId, { userId: 'maria', dryRun: true })).json();
+    const deadline = Date.now() + 5000;
+    while ((await h.apis.tenancy.usage(p.projectId, 'model-tokens')) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await h.apis.tenancy.usage(p.projectId, 'model-tokens')).toBe(first.usage.totalTokens);
+    const calls = gateway.requests.length;
+    const refused = await reflect(p.projectId, { userId: 'maria', dryRun: true });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringContaining('model-tokens') });
+    expect(gateway.requests.length).toBe(calls);
+  });
+
   it('needs the FEATURE_MEMORY_INTELLIGENCE entitlement', async () => {
     const free = await h.project({ plan: 'free' });
     const res = await reflect(free.projectId, { userId: 'maria' });
