@@ -56,6 +56,10 @@ export interface Config {
   /** Tries of one gateway call in all (429, 5xx and failed connections are tried again). */
   readonly modelGatewayMaxAttempts: number;
   readonly modelGatewayRetryBaseMs: number;
+  /** BLOB_DIR: where uploaded files are kept; unset, blobs/ under DATA_DIR. */
+  readonly blobDir: string | undefined;
+  /** MEDIA_MAX_BYTES: the largest file an attachment or media upload may carry, decoded. */
+  readonly mediaMaxBytes: number;
   /** MEMORY_REFLECTION_ENABLED: POST /admin/memory/reflect synthesises insights with the gateway. */
   readonly reflection: boolean;
   /** A project with at most this many embedded memories is searched by exact scan, above by HNSW. */
@@ -227,6 +231,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelGatewayMaxAttempts: r.int('MODEL_GATEWAY_MAX_ATTEMPTS', 3, 1, 10),
     modelGatewayRetryBaseMs: r.int('MODEL_GATEWAY_RETRY_BASE_MS', 500, 0, 60_000),
     reflection: r.bool('MEMORY_REFLECTION_ENABLED', false),
+    blobDir: r.raw('BLOB_DIR') === undefined ? undefined : resolve(r.raw('BLOB_DIR')!),
+    mediaMaxBytes: r.int('MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),

@@ -11,6 +11,7 @@ import { createEventsModule } from './events/index.js';
 import { createGraphModule } from './graph/index.js';
 import { createHealthModule } from './health/index.js';
 import { createLearningModule } from './learning/index.js';
+import { createMediaModule } from './media/index.js';
 import { createMemoryModule } from './memory/index.js';
 import type { Db } from './platform/db.js';
 import { createMaintenanceModule } from './platform/maintenance.js';
@@ -33,7 +34,8 @@ function compose(runtime: Runtime) {
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
-    .with('graph', ({ memory }) => createGraphModule(runtime, { memory }));
+    .with('graph', ({ memory }) => createGraphModule(runtime, { memory }))
+    .with('media', ({ memory }) => createMediaModule(runtime, { memory }));
 }
 
 /** Every domain's api, by domain name. */

@@ -2,6 +2,8 @@
 // otherwise an in-memory PGlite), a real queue (BullMQ under a unique prefix when REDIS_URL is
 // set, otherwise in-process), the real worker pool, and the real Fastify app driven by inject.
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp, type BuildOptions } from '../../src/app.js';
@@ -85,6 +87,8 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
     BEHAVIOR_MINING_MAX_WAIT_MS: '3600000',
     // Test files mine on demand many times a minute; the limit's own test sets the default back.
     PATTERN_EXTRACT_PER_MINUTE: '100000',
+    // Uploaded files go to a directory of this harness's own, not the repository's data/.
+    BLOB_DIR: join(tmpdir(), uniqueName('lattice-blobs')),
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(REDIS_URL ? { REDIS_URL, QUEUE_PREFIX: uniqueName('lt') } : {}),
     ...env,
