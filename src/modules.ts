@@ -35,7 +35,7 @@ function compose(runtime: Runtime) {
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
     .with('graph', ({ memory }) => createGraphModule(runtime, { memory }))
-    .with('media', ({ memory }) => createMediaModule(runtime, { memory }));
+    .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }));
 }
 
 /** Every domain's api, by domain name. */

@@ -20,3 +20,25 @@ export const AttachmentBodySchema = Type.Object(
   { additionalProperties: false },
 );
 export type AttachmentBody = Static<typeof AttachmentBodySchema>;
+
+export const MediaBodySchema = Type.Object(
+  {
+    mimeType: MimeType,
+    dataBase64: Base64,
+    userId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The end user it is about: the subject user:<userId>' })),
+    agentId: Type.Optional(Type.String({ maxLength: 256 })),
+    sessionId: Type.Optional(Type.String({ maxLength: 256 })),
+    source: Type.Optional(Type.String({ maxLength: 100, description: 'An origin label, kept in metadata.media.source' })),
+  },
+  { additionalProperties: false },
+);
+export type MediaBody = Static<typeof MediaBodySchema>;
+
+export const MediaResultSchema = Type.Object({
+  saved: Type.Array(Type.Object({ id: Type.String(), content: Type.String(), kind: Type.String() })),
+  candidateCount: Type.Integer(),
+  extractedText: Type.String(),
+  modality: Type.String({ enum: ['image', 'audio', 'document'] }),
+  blobUri: Type.String({ description: 'The kept file (blob://local/<project>/<sha256>)' }),
+  mimeType: Type.String({ description: 'The type read from the bytes' }),
+});

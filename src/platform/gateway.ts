@@ -18,7 +18,9 @@ export interface GatewayOptions {
   retryBaseMs: number;
 }
 
-export type ChatContent = string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } })[];
+export type ChatContent =
+  | string
+  | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } } | { type: 'file'; file: { filename: string; file_data: string } })[];
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: ChatContent;
@@ -192,7 +194,7 @@ export class ModelGateway {
    * parsed loosely.
    */
   async chat(feature: string, request: ChatRequest): Promise<ChatResult> {
-    const hasImage = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'));
+    const hasImage = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type !== 'text'));
     const model = request.model ?? (hasImage ? this.options.models.vision : this.options.models.chat);
     const base = { model, messages: request.messages, temperature: request.temperature ?? 0, ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}) };
     let body: Record<string, unknown>;

@@ -20,6 +20,7 @@ import { projectRoot } from '../../src/platform/project-root.js';
 import { InProcessQueue } from '../../src/platform/queue-inprocess.js';
 import { changed, clip, errorShapeProblem, isJsonRpcError, jsonRpcOutcome, parsed, reachedHandler, SNAPSHOT, type Snapshot } from '../helpers/fuzz-oracles.js';
 import { buildRequest, jsonRpcBodies, projectOperations, requestArbitrary, type BuiltRequest, type Operation, type Target, type Tool } from '../helpers/fuzz-requests.js';
+import { startGateway, type GatewayServer } from '../helpers/gateway-server.js';
 import { createHarness, REDIS_URL, type Harness } from '../helpers/harness.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { assertGeneratable, satisfies, SchemaFuzzer } from '../helpers/schema-arbitrary.js';
@@ -46,6 +47,7 @@ const describeRequest = (r: BuiltRequest) =>
 
 describe('fuzzing every operation and MCP tool from its schema', () => {
   let h: Harness;
+  let gateway: GatewayServer;
   let operations: Operation[];
   let tools: Tool[];
   let target: Target;
@@ -67,10 +69,23 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
   }
 
   beforeAll(async () => {
+    // A local model gateway, so that the routes that need one (reflection, media) are fuzzed past
+    // their configuration: it answers structured requests with an empty insight list, and text.
+    gateway = await startGateway();
+    gateway.chat = (body) => (body.response_format ? { insights: [] } : 'I like green tea.');
+    gateway.transcribe = () => 'I like green tea.';
     h = await createHarness({
       // Webhooks may target loopback (a closed port) so that a valid rule can be created without
       // DNS; one attempt, briefly; no rate limit in the way of the run.
-      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_TIMEOUT_MS: '300', RATE_LIMIT_PER_MINUTE: '10000000' },
+      env: {
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_MAX_ATTEMPTS: '1',
+        WEBHOOK_TIMEOUT_MS: '300',
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        MODEL_GATEWAY_URL: gateway.url,
+        MEMORY_REFLECTION_ENABLED: 'true',
+        MEMORY_MULTIMODAL_ENABLED: 'true',
+      },
       build: { onRoute: (route) => served.push(route) },
     });
     if (REDIS_URL) {
@@ -128,6 +143,7 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
   afterAll(async () => {
     await bull?.close();
     await h?.close();
+    await gateway?.close();
   });
 
   /**
