@@ -450,7 +450,7 @@ interface SearchPath {
 function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows: number }): Pick<MemoryApi, 'search'> {
   const { runtime } = ctx;
   const config = { ...runtime.config, searchExactScanMaxRows: options.exactScanMaxRows };
-  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings }).api;
+  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy }).api;
 }
 
 async function benchSearch(run: Run, size: number, projectId: string, path: SearchPath, queries: QuerySource): Promise<void> {

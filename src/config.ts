@@ -60,6 +60,8 @@ export interface Config {
   readonly blobDir: string | undefined;
   /** MEDIA_MAX_BYTES: the largest file an attachment or media upload may carry, decoded. */
   readonly mediaMaxBytes: number;
+  /** MEMORY_LLM_MEMORY_EXTRACTION_ENABLED: observe adds a model-based pass (with the FEATURE_MEMORY_INTELLIGENCE entitlement). */
+  readonly llmExtraction: boolean;
   /** MEMORY_MULTIMODAL_ENABLED: POST /memory/media reads images, audio and documents into memories. */
   readonly multimodal: boolean;
   /** MEMORY_REFLECTION_ENABLED: POST /admin/memory/reflect synthesises insights with the gateway. */
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelGatewayRetryBaseMs: r.int('MODEL_GATEWAY_RETRY_BASE_MS', 500, 0, 60_000),
     reflection: r.bool('MEMORY_REFLECTION_ENABLED', false),
     multimodal: r.bool('MEMORY_MULTIMODAL_ENABLED', false),
+    llmExtraction: r.bool('MEMORY_LLM_MEMORY_EXTRACTION_ENABLED', false),
     blobDir: r.raw('BLOB_DIR') === undefined ? undefined : resolve(r.raw('BLOB_DIR')!),
     mediaMaxBytes: r.int('MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),

@@ -25,7 +25,7 @@ function compose(runtime: Runtime) {
     .with('maintenance', () => createMaintenanceModule(runtime))
     .with('tenancy', () => createTenancyModule(runtime))
     .with('embeddings', () => createEmbeddingsModule(runtime))
-    .with('memory', ({ embeddings }) => createMemoryModule(runtime, { embeddings }))
+    .with('memory', ({ embeddings, tenancy }) => createMemoryModule(runtime, { embeddings, tenancy }))
     .with('events', () => createEventsModule(runtime))
     .with('alerts', ({ events, memory }) => createAlertsModule(runtime, { events, memory }))
     .with('typed', ({ tenancy, events }) => createTypedModule(runtime, { tenancy, events }))

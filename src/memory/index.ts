@@ -6,9 +6,11 @@ import type { EmbeddingsApi } from '../embeddings/index.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import { domainQueue } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
+import type { TenancyApi } from '../tenancy/index.js';
 import { curationJobs, MemoryCuration, type CurationJobs } from './curation/curation.js';
 import { curationRoutes } from './curation/routes.js';
 import { memoryTools } from './mcp.js';
+import { ModelPass } from './observe/model-pass.js';
 import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe.js';
 import { observeRoutes } from './observe/routes.js';
 import { MemoryReflection } from './reflect/reflect.js';
@@ -35,14 +37,15 @@ export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransac
 
 export function createMemoryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping' | 'gateway'>,
-  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'> },
+  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'>; tenancy: Pick<TenancyApi, 'entitled'> },
 ): DomainModule<MemoryApi, MemoryJobs> {
   const { config, db, log, pool } = runtime;
   // Each service sees the queue typed with its own jobs only.
   const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
   const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch });
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
-  const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config);
+  const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
+  const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
   const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {

@@ -36,6 +36,7 @@ const SERVICE_METHODS = [
   'refund',
   'metered',
   'usage',
+  'entitled',
 ] as const;
 
 export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> & {

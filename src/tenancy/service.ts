@@ -197,6 +197,12 @@ export class TenancyService {
     if (amount > 0) await store.consumeMeter(this.db, projectId, meter, monthStart(now), amount, Infinity);
   }
 
+  /** Whether the project's plan (and overrides) include a feature; false for no such project. */
+  async entitled(projectId: string, feature: Feature): Promise<boolean> {
+    const project = await store.findProject(this.db, projectId);
+    return project !== undefined && entitlementsFor(project.plan, project.entitlementOverrides)[feature];
+  }
+
   /** Refuses (QUOTA_EXCEEDED) when the project has used its month's quota of `meter`. */
   async assertWithin(projectId: string, meter: Meter, now = new Date()): Promise<void> {
     const project = await store.findProject(this.db, projectId);

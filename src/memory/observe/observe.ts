@@ -9,6 +9,7 @@ import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
 import { lexicalSimilarity, normaliseText, type NormalisedText } from '../../../workers/near-duplicate.js';
 import { extractCandidates } from '../extract/extract.js';
+import type { ModelPass } from './model-pass.js';
 import { findSlotHolders, findWordNeighbours } from '../store.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
 import type { MemoryService } from '../service.js';
@@ -44,6 +45,8 @@ export interface ObserveResult {
 
 /** Memories sharing a word with a statement that are checked for being its repeat, at most. */
 const REPEAT_NEIGHBOURS = 50;
+/** A model fact whose words are this alike a heuristic candidate's says the same thing. */
+const MODEL_REPEAT = 0.7;
 
 /** The job that extracts a queued turn (the async buffer). */
 export type ObserveJobs = {
@@ -63,6 +66,7 @@ export class MemoryObserver {
     private readonly memory: MemoryService,
     private readonly queue: DomainQueue<ObserveJobs>,
     private readonly config: Pick<Config, 'observeAsync' | 'redisUrl'>,
+    private readonly modelPass?: Pick<ModelPass, 'candidates'>,
   ) {
     this.subjectLock = new KeyedLock(db, 'memory.observe');
   }
@@ -83,7 +87,14 @@ export class MemoryObserver {
   async extractAndSave(projectId: string, input: ObserveInput, now = new Date()): Promise<ObserveResult> {
     const occurredAt = input.occurredAt ?? now;
     const role = input.role ?? 'user';
-    const extracted = extractCandidates(input.text, { role, now: occurredAt });
+    const heuristic = extractCandidates(input.text, { role, now: occurredAt });
+    // The model's facts join the heuristic's, except those that say the same words.
+    const fromModel = ((await this.modelPass?.candidates(projectId, input.text, role)) ?? []).filter((m) => {
+      const words = normaliseText(m.content);
+      return !heuristic.candidates.some((c) => lexicalSimilarity(words, normaliseText(c.content)) >= MODEL_REPEAT);
+    });
+    const modelMade = new Set<object>(fromModel);
+    const extracted = { candidates: [...heuristic.candidates, ...fromModel], candidateCount: heuristic.candidateCount + fromModel.length };
     const { candidateCount } = extracted;
     const subject = subjectOf(input.subject, input.metadata) ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
     const scope = input.scope ?? 'project';
@@ -106,7 +117,7 @@ export class MemoryObserver {
           agentId: input.agentId,
           userId: input.userId,
           sessionKey: input.sessionId,
-          source: 'observe',
+          source: modelMade.has(c) ? 'observe:model' : 'observe',
           // An event holds from when it happens; anything else from when it was said.
           validFrom: c.type === 'event' && c.occurredAt ? new Date(c.occurredAt) : occurredAt,
           metadata: {
