@@ -5,6 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { Semaphore } from '../platform/concurrency.js';
 import { DependencyUnavailableError, NotConfiguredError } from '../platform/errors.js';
+import type { ModelGateway } from '../platform/gateway.js';
 import type { WorkerPool } from '../platform/pool.js';
 
 export interface EmbedOptions {
@@ -64,44 +65,20 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
-interface GatewayEmbeddingsResponse {
-  data?: { index?: number; embedding?: unknown }[];
-}
-
+/** Embeddings from the model gateway (its time limit and retries), unit length, in input order. */
 export class GatewayEmbedder implements Embedder {
   /** A remote endpoint: whether it answers in time is for the caller's timeout to find out. */
   readonly ready = true;
 
   constructor(
-    private readonly url: string,
-    private readonly apiKey: string | undefined,
+    private readonly gateway: Pick<ModelGateway, 'embeddings'>,
     readonly model: string,
     readonly dimensions: number,
-    private readonly timeoutMs: number,
   ) {}
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
-    let response: Response;
-    try {
-      response = await fetch(`${this.url.replace(/\/+$/, '')}/embeddings`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model: this.model, input: texts }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        redirect: 'error',
-      });
-    } catch (error) {
-      throw new DependencyUnavailableError('the model gateway did not answer', { cause: error });
-    }
-    if (!response.ok) {
-      throw new DependencyUnavailableError(`the model gateway answered ${response.status} to an embeddings request`);
-    }
-    const body = (await response.json().catch(() => ({}))) as GatewayEmbeddingsResponse;
-    const rows = body.data ?? [];
+    const rows = await this.gateway.embeddings(texts, this.model);
     if (rows.length !== texts.length) {
       throw new DependencyUnavailableError(`the model gateway returned ${rows.length} embeddings for ${texts.length} texts`);
     }
@@ -144,18 +121,12 @@ export class QueryEmbedder {
   }
 }
 
-export function createEmbedder(config: Config, pool: WorkerPool, backgroundPool: WorkerPool = pool): Embedder {
+export function createEmbedder(config: Config, pool: WorkerPool, backgroundPool: WorkerPool, gateway: ModelGateway): Embedder {
   if (config.embeddingProvider === 'local') {
     return new LocalEmbedder(pool, backgroundPool);
   }
   if (config.modelGatewayUrl === undefined) throw new NotConfiguredError('EMBEDDING_PROVIDER=gateway needs MODEL_GATEWAY_URL');
-  return new GatewayEmbedder(
-    config.modelGatewayUrl,
-    config.modelGatewayApiKey,
-    config.embeddingModel,
-    config.embeddingDimensions,
-    config.modelGatewayTimeoutMs,
-  );
+  return new GatewayEmbedder(gateway, config.embeddingModel, config.embeddingDimensions);
 }
 
 /**

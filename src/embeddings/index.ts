@@ -23,9 +23,9 @@ export interface EmbeddingsApi {
 }
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
-export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool' | 'backgroundPool'>): Promise<DomainModule<EmbeddingsApi>> {
+export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool' | 'backgroundPool' | 'gateway'>): Promise<DomainModule<EmbeddingsApi>> {
   await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions);
-  const embedder = createEmbedder(runtime.config, runtime.pool, runtime.backgroundPool);
+  const embedder = createEmbedder(runtime.config, runtime.pool, runtime.backgroundPool, runtime.gateway);
   const queries = new QueryEmbedder(embedder);
   return {
     name: 'embeddings',

@@ -155,9 +155,9 @@ export class ModelGateway {
   }
 
   /** POSTs to the gateway, trying again on 429, 5xx and connection failures; answers the JSON body. */
-  private async post(feature: string, projectId: string, path: string, body: string | FormData): Promise<Record<string, unknown>> {
+  private async post(feature: string, projectId: string | undefined, path: string, body: string | FormData): Promise<Record<string, unknown>> {
     this.requireConfigured(feature);
-    await this.guard?.(projectId);
+    if (projectId !== undefined) await this.guard?.(projectId);
     const url = `${this.options.url!.replace(/\/+$/, '')}${path}`;
     let last = '';
     for (let attempt = 1; attempt <= this.options.maxAttempts; attempt++) {
@@ -214,6 +214,16 @@ export class ModelGateway {
     const usage = usageOf(body);
     this.listener?.(request.projectId, { ...usage, model, operation: 'chat' });
     return { text, model, usage, ...(request.schema ? { json: parseJsonLoosely(text) } : {}) };
+  }
+
+  /**
+   * Embeddings (POST /embeddings), with the same time limit and retries. The rows as answered; the
+   * caller checks their order and dimension. Not metered per project (embedding runs behind
+   * writes, for the deployment).
+   */
+  async embeddings(texts: readonly string[], model: string): Promise<{ index?: number; embedding?: unknown }[]> {
+    const body = await this.post('Gateway embeddings (EMBEDDING_PROVIDER=gateway)', undefined, '/embeddings', JSON.stringify({ model, input: texts }));
+    return Array.isArray(body.data) ? (body.data as { index?: number; embedding?: unknown }[]) : [];
   }
 
   /** Speech to text (POST /audio/transcriptions, multipart). */

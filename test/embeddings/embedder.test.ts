@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embedWithin, GatewayEmbedder, LocalEmbedder, QueryEmbedder, type Embedder } from '../../src/embeddings/embedder.js';
+import { ModelGateway } from '../../src/platform/gateway.js';
 import { DependencyUnavailableError } from '../../src/platform/errors.js';
 import { WorkerPool } from '../../src/platform/pool.js';
 import { projectRoot } from '../../src/platform/project-root.js';
@@ -248,7 +249,10 @@ describe('GatewayEmbedder against an OpenAI-compatible server', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const gateway = (apiKey?: string) => new GatewayEmbedder(`${base}/`, apiKey, 'text-embedding-test', DIMS, 5000);
+  /** One try, so that a failure is reported at once (the gateway's retries are its own test's). */
+  const client = (url: string, apiKey: string | undefined, timeoutMs: number) =>
+    new ModelGateway({ url, apiKey, timeoutMs, models: { chat: 'c', vision: 'v', transcription: 't' }, maxAttempts: 1, retryBaseMs: 0 });
+  const gateway = (apiKey?: string) => new GatewayEmbedder(client(`${base}/`, apiKey, 5000), 'text-embedding-test', DIMS);
   const texts = ['a', 'bb', 'the longest of the three'];
 
   it('posts the model and the texts with the bearer key, and returns unit vectors in input order', async () => {
@@ -283,7 +287,7 @@ describe('GatewayEmbedder against an OpenAI-compatible server', () => {
   });
 
   it('throws DependencyUnavailableError when nothing listens', async () => {
-    const closed = new GatewayEmbedder('http://127.0.0.1:1/v1', undefined, 'm', DIMS, 2000);
+    const closed = new GatewayEmbedder(client('http://127.0.0.1:1/v1', undefined, 2000), 'm', DIMS);
     await expect(closed.embed(['x'])).rejects.toBeInstanceOf(DependencyUnavailableError);
   });
 });
