@@ -58,6 +58,8 @@ export interface Config {
   readonly modelGatewayRetryBaseMs: number;
   /** BLOB_DIR: where uploaded files are kept; unset, blobs/ under DATA_DIR. */
   readonly blobDir: string | undefined;
+  /** BLOB_S3_*: an S3-compatible bucket for uploaded files instead of BLOB_DIR (all of endpoint, bucket and keys, or none). */
+  readonly blobS3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | undefined;
   /** MEDIA_MAX_BYTES: the largest file an attachment or media upload may carry, decoded. */
   readonly mediaMaxBytes: number;
   /** MEMORY_LLM_MEMORY_EXTRACTION_ENABLED: observe adds a model-based pass (with the FEATURE_MEMORY_INTELLIGENCE entitlement). */
@@ -163,6 +165,21 @@ class Reader {
   }
 }
 
+/** The S3-compatible blob store: all of its settings, or none (a partial set is a problem). */
+function blobS3(r: Reader): Config['blobS3'] {
+  const endpoint = r.url('BLOB_S3_ENDPOINT', ['http:', 'https:']);
+  const bucket = r.raw('BLOB_S3_BUCKET');
+  const accessKeyId = r.raw('BLOB_S3_ACCESS_KEY_ID');
+  const secretAccessKey = r.raw('BLOB_S3_SECRET_ACCESS_KEY');
+  const given = [endpoint, bucket, accessKeyId, secretAccessKey].filter((v) => v !== undefined).length;
+  if (given === 0) return undefined;
+  if (given < 4) {
+    r.problems.push('BLOB_S3_ENDPOINT, BLOB_S3_BUCKET, BLOB_S3_ACCESS_KEY_ID and BLOB_S3_SECRET_ACCESS_KEY go together: set all four or none');
+    return undefined;
+  }
+  return { endpoint: endpoint!, bucket: bucket!, region: r.raw('BLOB_S3_REGION') ?? 'us-east-1', accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey! };
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const r = new Reader(env);
   const cores = availableParallelism();
@@ -238,6 +255,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     multimodal: r.bool('MEMORY_MULTIMODAL_ENABLED', false),
     llmExtraction: r.bool('MEMORY_LLM_MEMORY_EXTRACTION_ENABLED', false),
     blobDir: r.raw('BLOB_DIR') === undefined ? undefined : resolve(r.raw('BLOB_DIR')!),
+    blobS3: blobS3(r),
     mediaMaxBytes: r.int('MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),

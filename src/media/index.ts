@@ -5,7 +5,7 @@ import type { MemoryApi } from '../memory/index.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
-import { BlobStore } from './blobs.js';
+import { LocalBlobStore, S3BlobStore, type BlobStore } from './blobs.js';
 import { mediaRoutes } from './routes.js';
 import { MediaService } from './service.js';
 
@@ -16,7 +16,8 @@ export function createMediaModule(
   deps: { memory: Pick<MemoryApi, 'save' | 'observe'>; tenancy: Pick<TenancyApi, 'metered'> },
 ): DomainModule<MediaApi> {
   const { config } = runtime;
-  const blobs = new BlobStore(config.blobDir ?? join(config.dataDir, 'blobs'));
+  const s3 = config.blobS3;
+  const blobs: BlobStore = s3 ? new S3BlobStore({ ...s3, timeoutMs: config.modelGatewayTimeoutMs }) : new LocalBlobStore(config.blobDir ?? join(config.dataDir, 'blobs'));
   const media = new MediaService(deps.memory, blobs, runtime.gateway, deps.tenancy, { maxBytes: config.mediaMaxBytes, multimodal: config.multimodal });
   return {
     name: 'media',
