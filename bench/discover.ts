@@ -87,7 +87,7 @@ import { COHORT, DISCOVERY, type Behavior, type CohortMember, type DiscoverRespo
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext, ProjectClient } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -914,26 +914,11 @@ async function runBackend(ctx: Lattice, setup: string, postgres: boolean, extra:
 
 async function main(): Promise<void> {
   checkAdjustedRandIndex();
-  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
-  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  try {
-    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
-    else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, ''));
-    if (process.env.DATABASE_URL) {
-      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
-        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
-        await runBackend(ctx, setup, true, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
-      });
-    } else progress('DATABASE_URL is not set: skipping the Postgres run');
-  } finally {
-    if (out.length > 0) {
-      process.stdout.write(
-        `\nDiscovery benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
-          'Through the HTTP API (app.inject), one enterprise project per noise level and size.\n\n',
-      );
-      process.stdout.write(`${out.join('\n')}\n`);
-    }
-  }
+  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, machine), {
+    title: 'Discovery benchmark',
+    description: 'Through the HTTP API (app.inject), one enterprise project per noise level and size.',
+    out,
+  });
 }
 
 runBench(main);

@@ -74,12 +74,11 @@ import type { TraversalEdge } from '../src/graph/schemas.js';
 import { GraphService } from '../src/graph/service.js';
 import { insertMemories } from '../src/memory/store.js';
 import type { Lattice } from '../src/modules.js';
-import type { Db, Queryable } from '../src/platform/db.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import {
-  makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, runBench, sleep, summarise,
-  withPgliteContext, withPostgresContext, ProjectClient, type Summary,
+  makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, recordingDb, runBench, sleep, summarise,
+  onEachBackend, ProjectClient, type Statement, type Summary,
 } from './support.js';
 
 process.env.REQUEST_TIMEOUT_MS ??= '600000';
@@ -178,37 +177,6 @@ async function analyze(run: Run, tables: readonly string[]): Promise<string> {
   return `then ANALYZE ${tables.join(', ')}: ${seconds(performance.now() - t0)}`;
 }
 
-type Statement = { sql: string; params?: readonly unknown[]; ms?: number; rows?: number };
-
-/** A Db that remembers the statements sent through it, to EXPLAIN them as the service ran them. */
-function recordingDb(db: Db): { db: Db; statements: Statement[] } {
-  const statements: Statement[] = [];
-  const wrap = (q: Queryable): Queryable => ({
-    query: async (sql, params) => {
-      const statement: Statement = { sql, params };
-      statements.push(statement);
-      const t0 = performance.now();
-      const result = await q.query(sql, params);
-      statement.ms = performance.now() - t0;
-      statement.rows = result.rows.length;
-      return result as never;
-    },
-    exec: (sql) => {
-      statements.push({ sql });
-      return q.exec(sql);
-    },
-  });
-  return {
-    statements,
-    db: {
-      kind: db.kind,
-      ...wrap(db),
-      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-      withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
-      close: () => db.close(),
-    },
-  };
-}
 
 /** A plan's nodes, top down, each as "node (rows x loops)": the shape of the plan on one line. */
 function planShape(plan: string, max = 8): string {
@@ -681,26 +649,11 @@ async function runBackend(ctx: Lattice, setup: string, postgres: boolean, extra:
 }
 
 async function main(): Promise<void> {
-  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
-  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  try {
-    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
-    else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, ''));
-    if (process.env.DATABASE_URL) {
-      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
-        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
-        await runBackend(ctx, setup, true, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
-      });
-    } else progress('DATABASE_URL is not set: skipping the Postgres run');
-  } finally {
-    if (out.length > 0) {
-      process.stdout.write(
-        `\nGraph benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
-          `Targets on Postgres: 3-hop traversal p95 ≤ ${TARGET_TRAVERSE_P95_MS} ms, prefetch p95 ≤ ${TARGET_PREFETCH_P95_MS} ms.\n\n`,
-      );
-      process.stdout.write(`${out.join('\n')}\n`);
-    }
-  }
+  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, machine), {
+    title: 'Graph benchmark',
+    description: `Targets on Postgres: 3-hop traversal p95 ≤ ${TARGET_TRAVERSE_P95_MS} ms, prefetch p95 ≤ ${TARGET_PREFETCH_P95_MS} ms.`,
+    out,
+  });
 }
 
 runBench(main);

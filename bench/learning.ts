@@ -62,7 +62,7 @@ import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, mulberry32, perSecond, progress, ProjectClient, runBench, sleep, withPgliteContext, withPostgresContext } from './support.js';
+import { markdownTable, mulberry32, perSecond, progress, onEachBackend, ProjectClient, runBench, sleep } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -589,27 +589,12 @@ async function runBackend(ctx: Lattice, setup: string, postgres: boolean, purcha
 }
 
 async function main(): Promise<void> {
-  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
-  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const purchases = loadPurchases();
-  try {
-    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
-    else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, purchases, ''));
-    if (process.env.DATABASE_URL) {
-      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
-        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
-        await runBackend(ctx, setup, true, purchases, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
-      });
-    } else progress('DATABASE_URL is not set: skipping the Postgres run');
-  } finally {
-    if (out.length > 0) {
-      process.stdout.write(
-        `\nLearning benchmark, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ` +
-          'Through the HTTP API (app.inject), one enterprise project for the simulation and one per horizon for the calibration.\n\n',
-      );
-      process.stdout.write(`${out.join('\n')}\n`);
-    }
-  }
+  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, purchases, machine), {
+    title: 'Learning benchmark',
+    description: 'Through the HTTP API (app.inject), one enterprise project for the simulation and one per horizon for the calibration.',
+    out,
+  });
 }
 
 runBench(main);

@@ -28,7 +28,7 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
-import type { Db, Queryable } from '../src/platform/db.js';
+import type { Db } from '../src/platform/db.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
@@ -37,7 +37,7 @@ import { createMemoryModule, type MemoryApi, type SaveInput } from '../src/memor
 import { searchCandidates } from '../src/memory/search/store.js';
 import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/store.js';
 import {
-  configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, runBench, sleep, summarise,
+  configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, recordingDb, runBench, sleep, summarise,
   withPgliteContext, withPostgresContext, words, type Template, type Words,
 } from './support.js';
 
@@ -370,30 +370,6 @@ async function benchSave(run: Run): Promise<void> {
   Object.assign(rows.at(-1)!, { p50: s.p50, p95: s.p95, p99: s.p99 });
 }
 
-/** A Db that remembers the statements sent through it, to EXPLAIN the candidate query as it ran. */
-function recordingDb(db: Db): { db: Db; statements: { sql: string; params?: readonly unknown[] }[] } {
-  const statements: { sql: string; params?: readonly unknown[] }[] = [];
-  const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params) => {
-      statements.push({ sql, params });
-      return q.query(sql, params);
-    },
-    exec: (sql) => {
-      statements.push({ sql });
-      return q.exec(sql);
-    },
-  });
-  return {
-    statements,
-    db: {
-      kind: db.kind,
-      ...wrap(db),
-      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-      withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
-      close: () => db.close(),
-    },
-  };
-}
 
 /**
  * EXPLAIN ANALYZE of the two candidate lists exactly as the service ran them (same settings, same

@@ -2,12 +2,14 @@
 // realistic texts, the throwaway Postgres database and Redis prefix, and the exit guard.
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { createLattice, type Lattice } from '../src/modules.js';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
+import type { Db, Queryable } from '../src/platform/db.js';
 
 export const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -227,6 +229,36 @@ export function runBench(main: () => Promise<void>): void {
  * Runs `fn` with a started context on the embedded default (PGlite in memory, in-process queue),
  * then closes it. `setup` names the backend for the table.
  */
+/**
+ * Runs a benchmark on each backend in turn: the embedded default (unless BENCH_SKIP_PGLITE=1) and,
+ * with DATABASE_URL, Postgres (and BullMQ with REDIS_URL), telling `run` which and the server's
+ * version; then prints the heading (title, date, Node, CPUs, what is measured) and the lines the
+ * run gathered in `out`, also when a backend failed.
+ */
+export async function onEachBackend(
+  log: FastifyBaseLogger,
+  run: (ctx: Lattice, setup: string, postgres: boolean, machine: string) => Promise<void>,
+  report: { title: string; description: string; out: readonly string[] },
+): Promise<void> {
+  const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
+  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  try {
+    if (process.env.BENCH_SKIP_PGLITE === '1') progress('BENCH_SKIP_PGLITE=1: skipping the PGlite run');
+    else await withPgliteContext(log, (ctx, setup) => run(ctx, setup, false, ''));
+    if (process.env.DATABASE_URL) {
+      await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, async (ctx, setup) => {
+        const { rows } = await ctx.runtime.db.query<{ pg: string }>(`SELECT current_setting('server_version') AS pg`);
+        await run(ctx, setup, true, `Postgres ${rows[0]!.pg}; ${ctx.runtime.config.workerConcurrency} job consumer(s) (WORKER_CONCURRENCY). `);
+      });
+    } else progress('DATABASE_URL is not set: skipping the Postgres run');
+  } finally {
+    if (report.out.length > 0) {
+      process.stdout.write(`\n${report.title}, ${started} UTC: Node ${process.version}, ${cpus().length} × ${cpu}. ${report.description}\n\n`);
+      process.stdout.write(`${report.out.join('\n')}\n`);
+    }
+  }
+}
+
 export async function withPgliteContext(
   log: FastifyBaseLogger,
   fn: (ctx: Lattice, setup: string) => Promise<void>,
@@ -295,4 +327,39 @@ export class ProjectClient {
   get<T>(path: string): Promise<T> {
     return this.call('GET', path);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording the statements a service sends
+
+export type Statement = { sql: string; params?: readonly unknown[]; ms?: number; rows?: number };
+
+/** A Db that remembers the statements sent through it (with their time and rows), to EXPLAIN them as a service ran them. */
+export function recordingDb(db: Db): { db: Db; statements: Statement[] } {
+  const statements: Statement[] = [];
+  const wrap = (q: Queryable): Queryable => ({
+    query: async (sql, params) => {
+      const statement: Statement = { sql, params };
+      statements.push(statement);
+      const t0 = performance.now();
+      const result = await q.query(sql, params);
+      statement.ms = performance.now() - t0;
+      statement.rows = result.rows.length;
+      return result as never;
+    },
+    exec: (sql) => {
+      statements.push({ sql });
+      return q.exec(sql);
+    },
+  });
+  return {
+    statements,
+    db: {
+      kind: db.kind,
+      ...wrap(db),
+      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+      withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
+      close: () => db.close(),
+    },
+  };
 }
