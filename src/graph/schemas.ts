@@ -1,7 +1,7 @@
 // Every knowledge-graph shape (SPEC.md "Entity and edge", "Knowledge graph"; WIRE.md "Knowledge
 // graph"; SDK-WIRE.md 4.3), defined once: validation, types and the OpenAPI come from these.
 import { Type, type Static } from 'typebox';
-import { LimitOffset, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { LimitOffset, Nullable, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
 
 export const ENTITY_TYPES = ['person', 'org', 'product', 'location', 'concept', 'event', 'document', 'other'] as const;
@@ -24,7 +24,6 @@ export const GRAPH_LIMITS = {
   onboardingDepth: { default: 3, min: 1, max: 5 },
 } as const;
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const EntitySchema = Type.Object(
   {

@@ -2,7 +2,7 @@
 // listing (SPEC.md "Compliance": GET /memory-compliance/packs, read tier, no entitlement).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { SubjectSchema } from '../platform/common-schemas.js';
+import { Nullable, SubjectSchema } from '../platform/common-schemas.js';
 import { NotFoundError } from '../platform/errors.js';
 import { COHORT_RISK, HEALTH_DISCLAIMER, MIN_CELL, MIN_COHORT, type HealthPack } from './service.js';
 import { SCREENING_RULES } from './screening.js';
@@ -27,7 +27,6 @@ const RiskBody = Type.Object(
   { additionalProperties: false },
 );
 const Loose = Type.Object({}, { additionalProperties: true });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const HealthProfileSchema = Type.Object({
   subject: SubjectSchema,

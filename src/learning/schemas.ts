@@ -1,7 +1,7 @@
 // Shapes of the learning loop (SPEC.md "Decision record", "Outcome", "Ref update", "Effectiveness
 // row", "Calibration bucket"; WIRE.md "Decisions and outcomes" and decision 2; SDK-WIRE.md 4.5, 4.7).
 import { Type, type Static } from 'typebox';
-import { SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { Nullable, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 
 export const REF_TYPES = ['pattern', 'prediction', 'observation', 'collective'] as const;
 export type RefType = (typeof REF_TYPES)[number];
@@ -13,7 +13,6 @@ export type GroupBy = (typeof GROUP_BY)[number];
 
 export const LIMITS = { refs: 100, label: 200, idempotencyKey: 256, outcomesDefault: 100, outcomesMax: 1000, bucketsDefault: 5, bucketsMin: 1, bucketsMax: 20 } as const;
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Label = (description: string) => Type.String({ minLength: 1, maxLength: LIMITS.label, description });
 const MetadataSchema = Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { description: 'Free-form; stored as given' });
 const IdempotencyKey = Type.String({

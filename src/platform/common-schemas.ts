@@ -26,6 +26,9 @@ export function subjectOf(subject: Subject | undefined, metadata: Record<string,
   return Value.Check(SubjectSchema, candidate) ? { kind: candidate.kind, externalId: candidate.externalId } : undefined;
 }
 
+/** A schema or null. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
 export const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
 export const LimitOffset = (defaultLimit: number, maxLimit: number) => ({

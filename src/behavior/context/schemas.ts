@@ -1,7 +1,7 @@
 // Context bundles (SPEC.md "Context"; SDK-WIRE.md 4.6): a subject's profile, patterns, projected
 // predictions, memories and observations in one token-budgeted answer with provenance.
 import { Type, type Static } from 'typebox';
-import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
+import { Nullable, SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
 
 export const SECTIONS = ['profile', 'patterns', 'predictions', 'memories', 'observations'] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -27,7 +27,6 @@ export const BatchContextBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const BundleSchema = Type.Object(
   {

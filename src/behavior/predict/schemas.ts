@@ -1,7 +1,7 @@
 // Shapes of the two prediction routes (SPEC.md "Declared-target prediction", "Pattern projection";
 // WIRE.md "Prediction"; SDK-WIRE.md 4.5) and of the project-wide upcoming list.
 import { Type, type Static } from 'typebox';
-import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
+import { Nullable, SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
 
 export const TARGET_KINDS = ['event_occurrence', 'numeric', 'event_time', 'anomaly'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
@@ -11,7 +11,6 @@ export const LOOKBACK = { default: 365, max: 3650 } as const;
 export { clamp } from '../../platform/common-schemas.js';
 export const HORIZON = { default: 30, min: 1, max: 365 } as const;
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const TargetSchema = Type.Object(
   {

@@ -1,9 +1,9 @@
 // POST /admin/memory/reflect (SPEC.md "Knowledge graph"): insight synthesis through the gateway.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { Nullable } from '../../platform/common-schemas.js';
 import { REFLECT_LIMITS, type MemoryReflection } from './reflect.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Insight = Type.Object({
   id: Nullable(Type.String({ description: 'The saved insight memory; null on a dry run' })),
   content: Type.String(),
