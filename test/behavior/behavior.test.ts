@@ -142,7 +142,9 @@ describe('behaviour intelligence', () => {
       await saveEvents(p.projectId, { kind: 'customer', externalId: 'once' }, [new Date(Date.now() - DAY)], 'walk');
       const all = (await h.call('POST', p.projectId, '/lattice/patterns/extract', { body: {} })).json();
       expect(all).toMatchObject({ contactsProcessed: 4, patternsDeactivated: 0 });
-      expect(all.patternsCreated).toBeGreaterThanOrEqual(3);
+      // With no debounce in this file, the mining that new activity sets off may have found the
+      // patterns first: the call then refreshes what that job created.
+      expect(all.patternsCreated + all.patternsRefreshed).toBeGreaterThanOrEqual(3);
       const nightly = (await h.lattice.runtime.queue.run('behavior.mine-nightly', {})) as { mined: number };
       expect(nightly.mined).toBeGreaterThanOrEqual(3);
       const again = (await h.call('GET', p.projectId, '/lattice/contacts/w1/patterns')).json().data;
