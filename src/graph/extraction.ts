@@ -95,11 +95,7 @@ export class GraphExtraction {
       kept.push(row.id);
     }
     // What the memory stated before and no longer does is closed now.
-    await tx.query(
-      `UPDATE graph_edges SET valid_to = greatest(valid_from, now()), retired_at = now()
-        WHERE project_id = $1 AND source_memory_id = $2 AND valid_to IS NULL AND NOT (id = ANY($3::text[]))`,
-      [projectId, m.id, kept],
-    );
+    await store.endEdgesOfMemoryExcept(tx, projectId, m.id, kept);
     await store.replaceMentions(tx, projectId, m.id, mentioned);
     await store.markExtracted(tx, projectId, m.id, { contentHash: m.content_hash, method, entities: mentioned.length, edges: kept.length });
     return { entities: mentioned.length, edges: kept.length };

@@ -30,19 +30,10 @@ export class GraphRecall {
    */
   async prefetch(projectId: string, seedMemoryIds: readonly string[], limit?: number): Promise<Memory[]> {
     const seeds = [...new Set(seedMemoryIds)];
-    const { rows: known } = await this.db.query<{ id: string }>(`SELECT id FROM memories WHERE project_id = $1 AND id = ANY($2::text[])`, [projectId, seeds]);
-    const missing = seeds.find((id) => !known.some((k) => k.id === id));
+    const known = new Set((await this.memory.getMany(projectId, seeds)).map((m) => m.id));
+    const missing = seeds.find((id) => !known.has(id));
     if (missing !== undefined) throw new NotFoundError(`memory ${missing} not found`);
-    const { rows } = await this.db.query<{ memory_id: string }>(
-      `WITH seed_entities AS (SELECT DISTINCT entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
-       SELECT g.memory_id, count(DISTINCT g.entity_id) AS shared
-         FROM graph_mentions g JOIN seed_entities s ON s.entity_id = g.entity_id
-         -- One key lookup per candidate, so that no plan (with or without statistics) scans the project.
-         CROSS JOIN LATERAL (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.id = g.memory_id AND m.status IN ('pending', 'confirmed') LIMIT 1) live
-        WHERE g.project_id = $1 AND NOT (g.memory_id = ANY($2::text[]))
-        GROUP BY g.memory_id ORDER BY shared DESC, g.memory_id LIMIT $3`,
-      [projectId, seeds, Math.round(clampTo(limit, GRAPH_LIMITS.prefetch))],
-    );
+    const rows = await store.relatedMemories(this.db, projectId, seeds, Math.round(clampTo(limit, GRAPH_LIMITS.prefetch)));
     const byId = new Map((await this.memory.getMany(projectId, rows.map((r) => r.memory_id))).map((m) => [m.id, m]));
     return rows.flatMap((r) => (byId.has(r.memory_id) ? [byId.get(r.memory_id)!] : []));
   }
@@ -54,14 +45,8 @@ export class GraphRecall {
    */
   async bonus(projectId: string, memoryIds: readonly string[]): Promise<Map<string, number>> {
     if (memoryIds.length < 2) return new Map();
-    const { rows } = await this.db.query<{ memory_id: string; shared: string }>(
-      `WITH m AS (SELECT memory_id, entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
-       SELECT a.memory_id, count(DISTINCT a.entity_id) AS shared
-         FROM m a WHERE EXISTS (SELECT 1 FROM m b WHERE b.entity_id = a.entity_id AND b.memory_id <> a.memory_id)
-        GROUP BY a.memory_id`,
-      [projectId, memoryIds],
-    );
-    return new Map(rows.map((r) => [r.memory_id, Math.min(1, Number(r.shared) / FULL_BONUS_SHARED)]));
+    const rows = await store.sharedEntityCounts(this.db, projectId, memoryIds);
+    return new Map(rows.map((r) => [r.memoryId, Math.min(1, r.shared / FULL_BONUS_SHARED)]));
   }
 
   /**
@@ -91,15 +76,7 @@ export class GraphRecall {
       frontier = next;
     }
     const entities = new Map((await store.getEntities(this.db, projectId, [...reached])).map((r) => [r.id, store.toEntity(r)]));
-    const { rows: mentions } = await this.db.query<{ entity_id: string; memory_id: string }>(
-      `SELECT entity_id, memory_id FROM (
-         SELECT g.entity_id, g.memory_id, row_number() OVER (PARTITION BY g.entity_id ORDER BY m.importance DESC, m.valid_from DESC, m.id) AS rank
-           FROM graph_mentions g JOIN memories m ON m.id = g.memory_id AND m.project_id = $1
-          WHERE g.project_id = $1 AND g.entity_id = ANY($2::text[]) AND m.status IN ('pending', 'confirmed')
-            AND m.valid_from <= $3::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $3::timestamptz)) ranked
-        WHERE rank <= $4 ORDER BY entity_id, rank`,
-      [projectId, [...reached], at.toISOString(), BRIEFING_MEMORIES_PER_ENTITY],
-    );
+    const mentions = await store.liveMentionsOf(this.db, projectId, [...reached], at, BRIEFING_MEMORIES_PER_ENTITY);
     const memories = new Map((await this.memory.getMany(projectId, [...new Set(mentions.map((m) => m.memory_id))])).map((m) => [m.id, m]));
     // Nearest level first; within a level, by importance then recency; each memory once.
     const ordered: { memory: Memory; entityId: string; depth: number }[] = [];

@@ -171,28 +171,8 @@ export class GraphService {
       if (!duplicate) throw new NotFoundError(`entity ${duplicateId} not found`);
       if (!into) throw new NotFoundError(`entity ${intoId} not found`);
       if (!isCurrent(duplicate) || !isCurrent(into)) throw new ConflictError('both entities must be current to merge');
-      await tx.query(`UPDATE graph_entity_names SET entity_id = $3 WHERE project_id = $1 AND entity_id = $2`, [projectId, duplicateId, intoId]);
+      await store.repointEntity(tx, projectId, duplicateId, intoId, now);
       await store.addAliases(tx, projectId, intoId, [duplicate.canonical_name, ...duplicate.aliases].filter((a) => a !== into.canonical_name));
-      // Edges the survivor already has (same predicate and other end): close the duplicate's, keep the stronger weight.
-      for (const side of ['subject_id', 'object_id'] as const) {
-        const other = side === 'subject_id' ? 'object_id' : 'subject_id';
-        await tx.query(
-          `WITH twin AS (
-             SELECT d.id AS dup_id, s.id AS keep_id, d.weight FROM graph_edges d JOIN graph_edges s
-               ON s.project_id = d.project_id AND s.${side} = $3 AND s.predicate = d.predicate AND s.valid_to IS NULL
-              AND coalesce(s.${other}, '') = coalesce(d.${other}, '') AND coalesce(s.object_literal, '') = coalesce(d.object_literal, '')
-            WHERE d.project_id = $1 AND d.${side} = $2 AND d.valid_to IS NULL),
-           strengthened AS (UPDATE graph_edges g SET weight = greatest(g.weight, twin.weight) FROM twin WHERE g.project_id = $1 AND g.id = twin.keep_id)
-           UPDATE graph_edges g SET valid_to = greatest(g.valid_from, $4::timestamptz), retired_at = now() FROM twin WHERE g.project_id = $1 AND g.id = twin.dup_id`,
-          [projectId, duplicateId, intoId, now.toISOString()],
-        );
-        await tx.query(`UPDATE graph_edges SET ${side} = $3 WHERE project_id = $1 AND ${side} = $2`, [projectId, duplicateId, intoId]);
-      }
-      await tx.query(
-        `INSERT INTO graph_mentions (project_id, memory_id, entity_id) SELECT project_id, memory_id, $3 FROM graph_mentions WHERE project_id = $1 AND entity_id = $2 ON CONFLICT DO NOTHING`,
-        [projectId, duplicateId, intoId],
-      );
-      await tx.query(`DELETE FROM graph_mentions WHERE project_id = $1 AND entity_id = $2`, [projectId, duplicateId]);
       for (const predicate of FUNCTIONAL_PREDICATES) {
         const open = await store.openEdges(tx, projectId, intoId, predicate);
         const newest = open.at(-1);

@@ -326,6 +326,88 @@ export async function replaceMentions(db: Queryable, projectId: string, memoryId
   if (entityIds.length > 0) await addMentions(db, projectId, memoryId, entityIds);
 }
 
+/**
+ * Moves a duplicate's names, edges and mentions to the entity that survives a merge: an open edge
+ * the survivor already has (same predicate, same other end) is closed at `at` instead, the stronger
+ * weight kept on the survivor's.
+ */
+export async function repointEntity(db: Queryable, projectId: string, duplicateId: string, intoId: string, at: Date): Promise<void> {
+  await db.query(`UPDATE graph_entity_names SET entity_id = $3 WHERE project_id = $1 AND entity_id = $2`, [projectId, duplicateId, intoId]);
+  // Edges the survivor already has (same predicate and other end): close the duplicate's, keep the stronger weight.
+  for (const side of ['subject_id', 'object_id'] as const) {
+    const other = side === 'subject_id' ? 'object_id' : 'subject_id';
+    await db.query(
+      `WITH twin AS (
+         SELECT d.id AS dup_id, s.id AS keep_id, d.weight FROM graph_edges d JOIN graph_edges s
+           ON s.project_id = d.project_id AND s.${side} = $3 AND s.predicate = d.predicate AND s.valid_to IS NULL
+          AND coalesce(s.${other}, '') = coalesce(d.${other}, '') AND coalesce(s.object_literal, '') = coalesce(d.object_literal, '')
+        WHERE d.project_id = $1 AND d.${side} = $2 AND d.valid_to IS NULL),
+       strengthened AS (UPDATE graph_edges g SET weight = greatest(g.weight, twin.weight) FROM twin WHERE g.project_id = $1 AND g.id = twin.keep_id)
+       UPDATE graph_edges g SET valid_to = greatest(g.valid_from, $4::timestamptz), retired_at = now() FROM twin WHERE g.project_id = $1 AND g.id = twin.dup_id`,
+      [projectId, duplicateId, intoId, at.toISOString()],
+    );
+    await db.query(`UPDATE graph_edges SET ${side} = $3 WHERE project_id = $1 AND ${side} = $2`, [projectId, duplicateId, intoId]);
+  }
+  await db.query(
+    `INSERT INTO graph_mentions (project_id, memory_id, entity_id) SELECT project_id, memory_id, $3 FROM graph_mentions WHERE project_id = $1 AND entity_id = $2 ON CONFLICT DO NOTHING`,
+    [projectId, duplicateId, intoId],
+  );
+  await db.query(`DELETE FROM graph_mentions WHERE project_id = $1 AND entity_id = $2`, [projectId, duplicateId]);
+}
+
+/**
+ * Other live memories that mention the seeds' entities, most distinct shared entities first (ties
+ * by id). Each candidate is looked up by key (LATERAL), so that no plan, with or without
+ * statistics, scans the project's memories.
+ */
+export async function relatedMemories(db: Queryable, projectId: string, seeds: readonly string[], limit: number): Promise<{ memory_id: string }[]> {
+  const { rows } = await db.query<{ memory_id: string }>(
+    `WITH seed_entities AS (SELECT DISTINCT entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
+     SELECT g.memory_id, count(DISTINCT g.entity_id) AS shared
+       FROM graph_mentions g JOIN seed_entities s ON s.entity_id = g.entity_id
+       CROSS JOIN LATERAL (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.id = g.memory_id AND m.status IN ('pending', 'confirmed') LIMIT 1) live
+      WHERE g.project_id = $1 AND NOT (g.memory_id = ANY($2::text[]))
+      GROUP BY g.memory_id ORDER BY shared DESC, g.memory_id LIMIT $3`,
+    [projectId, seeds, limit],
+  );
+  return rows;
+}
+
+/** Per memory of the set, how many distinct entities it shares with the others of the set. */
+export async function sharedEntityCounts(db: Queryable, projectId: string, memoryIds: readonly string[]): Promise<{ memoryId: string; shared: number }[]> {
+  const { rows } = await db.query<{ memory_id: string; shared: string }>(
+    `WITH m AS (SELECT memory_id, entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
+     SELECT a.memory_id, count(DISTINCT a.entity_id) AS shared
+       FROM m a WHERE EXISTS (SELECT 1 FROM m b WHERE b.entity_id = a.entity_id AND b.memory_id <> a.memory_id)
+      GROUP BY a.memory_id`,
+    [projectId, memoryIds],
+  );
+  return rows.map((r) => ({ memoryId: r.memory_id, shared: Number(r.shared) }));
+}
+
+/** The live memories valid at `at` that mention each entity: at most `perEntity` each, most important, then newest, first. */
+export async function liveMentionsOf(db: Queryable, projectId: string, entityIds: readonly string[], at: Date, perEntity: number): Promise<{ entity_id: string; memory_id: string }[]> {
+  const { rows } = await db.query<{ entity_id: string; memory_id: string }>(
+    `SELECT entity_id, memory_id FROM (
+       SELECT g.entity_id, g.memory_id, row_number() OVER (PARTITION BY g.entity_id ORDER BY m.importance DESC, m.valid_from DESC, m.id) AS rank
+         FROM graph_mentions g JOIN memories m ON m.id = g.memory_id AND m.project_id = $1
+        WHERE g.project_id = $1 AND g.entity_id = ANY($2::text[]) AND m.status IN ('pending', 'confirmed')
+          AND m.valid_from <= $3::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $3::timestamptz)) ranked
+      WHERE rank <= $4 ORDER BY entity_id, rank`,
+    [projectId, entityIds, at.toISOString(), perEntity],
+  );
+  return rows;
+}
+
+/** Closes the open edges a memory stated that are not among `kept` (it no longer states them). */
+export async function endEdgesOfMemoryExcept(db: Queryable, projectId: string, memoryId: string, kept: readonly string[]): Promise<void> {
+  await db.query(
+    `UPDATE graph_edges SET valid_to = greatest(valid_from, now()), retired_at = now()
+      WHERE project_id = $1 AND source_memory_id = $2 AND valid_to IS NULL AND NOT (id = ANY($3::text[]))`,
+    [projectId, memoryId, kept],
+  );
+}
+
 /** Links a memory to entities (no-op for links that exist). */
 export async function addMentions(db: Queryable, projectId: string, memoryId: string, entityIds: readonly string[]): Promise<void> {
   await db.query(

@@ -25,11 +25,6 @@ const key = (s: Subject) => `${s.kind}\0${s.externalId}`;
 export class HealthPack {
   constructor(private readonly estimators: Pick<EstimatorsApi, 'estimate' | 'subjectHealth' | 'projectHealth'>) {}
 
-  /** A subject's health record as of `now`. */
-  async record(projectId: string, subject: Subject, now = new Date()): Promise<HealthRecord> {
-    return healthRecord(await this.estimators.subjectHealth(projectId, subject), now.getTime());
-  }
-
   async profile(projectId: string, subject: Subject, now = new Date()) {
     const data = await this.estimators.subjectHealth(projectId, subject);
     const record = healthRecord(data, now.getTime());

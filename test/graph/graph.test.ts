@@ -105,6 +105,9 @@ describe('knowledge graph', () => {
     await edge(a, { subjectId: bob, predicate: 'prefers', objectId: acme, weight: 0.5 });
     await edge(a, { subjectId: bobby, predicate: 'prefers', objectId: acme, weight: 0.9 });
     await edge(a, { subjectId: bobby, predicate: 'works_at', objectId: other, validFrom: '2024-01-01T00:00:00Z' });
+    // Both have a current works_at: after the merge the functional predicate keeps the newer one.
+    const older = await idOf(a, 'org', 'Merge Older Employer');
+    const olderJob = (await edge(a, { subjectId: bob, predicate: 'works_at', objectId: older, validFrom: '2022-01-01T00:00:00Z' })).json();
     const merged = await h.call('POST', a.projectId, `/admin/memory/entities/${bobby}/merge`, { body: { intoEntityId: bob } });
     expect(merged.statusCode).toBe(200);
     expect(merged.json().aliases).toContain('Bobby Smith');
@@ -112,6 +115,11 @@ describe('knowledge graph', () => {
     const page = (await h.call('GET', a.projectId, `/admin/memory/entities/${bob}`)).json();
     expect(page.edges.map((e: { predicate: string; object: { id: string } }) => `${e.predicate} ${e.object.id}`).sort()).toEqual([`prefers ${acme}`, `works_at ${other}`].sort());
     expect(page.edges.find((e: { predicate: string }) => e.predicate === 'prefers').weight).toBe(0.9);
+    expect((await h.call('GET', a.projectId, `/admin/memory/entities/${bob}?asOf=2023-01-01T00:00:00Z`)).json().edges.map((e: { id: string }) => e.id)).toEqual([olderJob.id]);
+    // The type and scope filters of the entity list.
+    expect((await h.call('GET', a.projectId, '/admin/memory/entities?search=merge&type=org')).json().map((e: { id: string }) => e.id).sort()).toEqual([acme, other, older].sort());
+    expect((await h.call('GET', a.projectId, '/admin/memory/entities?search=merge&type=person')).json()).toEqual([]);
+    expect((await h.call('GET', a.projectId, '/admin/memory/entities?search=merge&scope=user')).json()).toEqual([]);
     const dup = (await h.call('GET', a.projectId, `/admin/memory/entities/${bobby}?asOf=2000-01-01T00:00:00Z`)).json();
     expect(dup.entity).toBeNull();
     const all = (await h.call('GET', a.projectId, '/admin/memory/entities?search=bobby&includeRetired=true')).json();
