@@ -78,6 +78,10 @@ export interface Config {
   readonly graphExtraction: boolean;
   /** AP_MEMORY_OBSERVE_ASYNC_ENABLED: with Redis, observe enqueues the raw turn and extracts in a job. */
   readonly observeAsync: boolean;
+  /** COMPLIANCE_AUDIT_ENABLED: keep the audit log of calls that touch a subject's data (on by default). */
+  readonly auditLog: boolean;
+  /** COMPLIANCE_AUDIT_RETENTION_DAYS: audit rows older than this are pruned nightly (tombstones are kept). */
+  readonly auditRetentionDays: number;
   /** Pattern mining after new activity waits until a subject has been quiet this long ... */
   readonly miningDebounceMs: number;
   /** ... or its first unmined activity is this old. */
@@ -262,6 +266,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     graphExtraction: r.bool('GRAPH_EXTRACTION_ENABLED', true),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),
+    auditLog: r.bool('COMPLIANCE_AUDIT_ENABLED', true),
+    auditRetentionDays: r.int('COMPLIANCE_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     miningDebounceMs: r.int('BEHAVIOR_MINING_DEBOUNCE_MS', 30_000, 0, 86_400_000),
     miningMaxWaitMs: r.int('BEHAVIOR_MINING_MAX_WAIT_MS', 300_000, 0, 86_400_000),
     patternExtractPerMinute: r.int('PATTERN_EXTRACT_PER_MINUTE', 5, 1, 10_000_000),

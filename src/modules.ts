@@ -4,6 +4,7 @@
 import type { Config } from './config.js';
 import { createAlertsModule } from './alerts/index.js';
 import { createBehaviorModule } from './behavior/index.js';
+import { createComplianceModule } from './compliance/index.js';
 import { createEmbeddingsModule } from './embeddings/index.js';
 import { createDiscoveryModule } from './discovery/index.js';
 import { createEstimatorsModule } from './estimators/index.js';
@@ -35,7 +36,9 @@ function compose(runtime: Runtime) {
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
     .with('graph', ({ memory }) => createGraphModule(runtime, { memory }))
-    .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }));
+    .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }))
+    // Last: its export and hard delete reach every module above through their subject hooks.
+    .with('compliance', ({ tenancy, memory }, { modules }) => createComplianceModule(runtime, { tenancy, memory }, modules));
 }
 
 /** Every domain's api, by domain name. */

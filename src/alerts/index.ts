@@ -7,6 +7,7 @@ import { domainQueue } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
 import { alertRoutes } from './routes.js';
 import { AlertService, alertJobs, type AlertJobs } from './service.js';
+import { alertsSubjectData } from './subject-data.js';
 
 export type { AlertJobs, DeliverPayload } from './service.js';
 
@@ -44,5 +45,6 @@ export function createAlertsModule(
     schedules: [{ id: 'alerts.delivery-sweep', job: 'alerts.sweep', payload: {}, everyMs: 60_000 }],
     // Deliveries pending from before a restart go out now rather than at the first sweep.
     onStart: async () => void (await alerts.sweepDeliveries()),
+    subjectData: alertsSubjectData(runtime.db),
   };
 }

@@ -18,6 +18,7 @@ import { behaviorRoutes } from './routes.js';
 import { ContextBuilder } from './context/context.js';
 import { BundleSchema } from './context/schemas.js';
 import { BehaviorService, behaviorJobs, type BehaviorJobs } from './service.js';
+import { behaviorSubjectData } from './subject-data.js';
 
 export type { BehaviorJobs } from './service.js';
 export type { Calibration, CalibrationBucket, PatternRef } from './refs.js';
@@ -65,5 +66,6 @@ export function createBehaviorModule(
       // Recorded predictions whose horizon has passed are scored.
       { id: 'behavior.score-predictions', job: 'behavior.score-predictions', payload: {}, everyMs: 300_000 },
     ],
+    subjectData: behaviorSubjectData(db),
   };
 }

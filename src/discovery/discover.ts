@@ -165,7 +165,9 @@ export class Discovery {
           content: `Behavior: ${b.label} (${b.size} of ${all.length} subjects, ${(b.prevalence * 100).toFixed(1)}%). ${b.exemplarEvidence.join('; ')}.`,
           source: 'discovery',
           importance: 6,
-          metadata: { discovery: { label: b.label, prevalence: b.prevalence, stability: b.stability, size: b.size, medoid: b.memberSubjects[0] ?? null, exemplarEvidence: b.exemplarEvidence } },
+          // No subject is named: a project-wide insight outlives any one member (a member's hard
+          // delete leaves it, and it must not keep the member's id).
+          metadata: { discovery: { label: b.label, prevalence: b.prevalence, stability: b.stability, size: b.size, exemplarEvidence: b.exemplarEvidence } },
         })),
       );
       promotedCount = saved.filter((s) => s.created).length;

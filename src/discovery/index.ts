@@ -8,7 +8,7 @@ import { domainQueue, type JobHandlers } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
 import { Cohorts } from './cohort.js';
 import { Discovery } from './discover.js';
-import { FeatureStore } from './features.js';
+import { discoverySubjectData, FeatureStore } from './features.js';
 import { discoveryRoutes } from './routes.js';
 import { BehaviorSchema, CohortMemberSchema, type DiscoverBody, type DiscoverResponse } from './schemas.js';
 
@@ -61,5 +61,6 @@ export function createDiscoveryModule(
     jobs,
     // After the nightly mining (04:00 UTC).
     schedules: [{ id: 'discovery.refresh-nightly', job: 'discovery.refresh-nightly', payload: {}, cron: '0 5 * * *' }],
+    subjectData: discoverySubjectData(db),
   };
 }

@@ -4,6 +4,7 @@ import { bindMethods, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import { eventRoutes } from './routes.js';
 import { EventLog } from './service.js';
+import { eventsSubjectData } from './subject-data.js';
 
 export type { AppendFollowUp, AppendHook, AppendReceipt, DispatchMode, EmitResult } from './service.js';
 export type { EventPage } from './store.js';
@@ -16,5 +17,6 @@ export function createEventsModule(runtime: Pick<Runtime, 'db'>): DomainModule<E
     name: 'events',
     api: bindMethods(events, ['onAppend', 'appendInTransaction', 'afterCommit', 'emit', 'list', 'get']),
     routes: async (app) => app.register(eventRoutes, { events }),
+    subjectData: eventsSubjectData(runtime.db),
   };
 }

@@ -10,6 +10,7 @@ import { GraphRecall } from './recall.js';
 import { graphRoutes } from './routes.js';
 import { EdgeSchema, EntitySchema, TraversalEdgeSchema } from './schemas.js';
 import { GraphService } from './service.js';
+import { graphSubjectData } from './subject-data.js';
 
 export type { GraphJobs } from './extraction.js';
 
@@ -39,5 +40,6 @@ export function createGraphModule(
     jobs: graphJobs(extraction),
     schedules: [{ id: 'graph.extract-sweep', job: 'graph.extract-sweep', payload: {}, everyMs: EXTRACT_SWEEP_MS }],
     tools: graphTools(extraction),
+    subjectData: graphSubjectData(runtime.db),
   };
 }

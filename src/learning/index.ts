@@ -8,6 +8,7 @@ import type { TypedApi } from '../typed/index.js';
 import { learningRoutes } from './routes.js';
 import { DecisionRecordSchema, RefUpdateSchema } from './schemas.js';
 import { LearningService } from './service.js';
+import { learningSubjectData } from './subject-data.js';
 
 export type LearningApi = Pick<LearningService, 'recordDecision' | 'recordOutcome' | 'listOutcomes' | 'effectiveness' | 'calibration'>;
 
@@ -25,5 +26,6 @@ export function createLearningModule(
     api: bindMethods(learning, ['recordDecision', 'recordOutcome', 'listOutcomes', 'effectiveness', 'calibration']),
     routes: async (app) => app.register(learningRoutes, { learning }),
     schemas: [DecisionRecordSchema, RefUpdateSchema],
+    subjectData: learningSubjectData(runtime.db),
   };
 }

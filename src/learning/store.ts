@@ -273,3 +273,44 @@ export async function patternOutcomeBuckets(db: Queryable, projectId: string, bu
   );
   return new Map(rows.map((r) => [Number(r.b), { outcomes: Number(r.outcomes), hits: Number(r.hits), sumConfidence: Number(r.sum_confidence) }]));
 }
+
+const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+export const subjectDecisionsWhere = { from: 'learning_decisions', where: SUBJECT } as const;
+export const subjectOutcomesWhere = { from: 'learning_outcomes', where: SUBJECT } as const;
+/**
+ * Evidence kept per cited ref that is the subject's: one of its memories (a pattern), predictions
+ * or observations (learning sits above behaviour and typed).
+ */
+export const subjectRefEvidenceWhere = {
+  from: 'learning_ref_evidence',
+  where: `project_id = $1 AND (ref_id = ANY($4::text[])
+    OR ref_id IN (SELECT id FROM behavior_predictions WHERE ${SUBJECT})
+    OR ref_id IN (SELECT id FROM typed_observations WHERE ${SUBJECT}))`,
+} as const;
+
+export async function subjectDecisionRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT id, subject_kind, subject_external_id, actor, decision_type, policy, action_type, params, informed_by, pattern_kinds, status, occurred_at, metadata, idempotency_key, memory_id, created_at
+       FROM learning_decisions WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
+    [projectId, kind, externalId, after, limit],
+  );
+  return rows;
+}
+
+export async function subjectOutcomeRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT id, decision_id, subject_kind, subject_external_id, outcome_type, result, reward, realized_at, attribution_window_secs, attributed, attribution_note, updates, metadata, idempotency_key, memory_id, created_at
+       FROM learning_outcomes WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
+    [projectId, kind, externalId, after, limit],
+  );
+  return rows;
+}
+
+export async function subjectRefEvidenceRows(db: Queryable, projectId: string, kind: string, externalId: string, memoryIds: readonly string[], after: string | null, limit: number): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT ref_id, ref_type, hits, misses, updated_at FROM learning_ref_evidence
+      WHERE ${subjectRefEvidenceWhere.where} AND ($5::text IS NULL OR ref_id > $5) ORDER BY ref_id LIMIT $6`,
+    [projectId, kind, externalId, memoryIds, after, limit],
+  );
+  return rows;
+}

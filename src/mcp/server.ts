@@ -43,24 +43,39 @@ export function buildMcpServer(tools: readonly ToolDefinition[], access: Pick<Te
   for (const tool of tools) {
     server.registerTool(tool.name, { description: tool.description, inputSchema: { ...COMPATIBILITY, ...tool.inputSchema } }, async (args: Record<string, unknown>) => {
       let statusCode = 200;
+      let result: unknown;
       try {
         access.assertPermission(principal, tool.permission);
         const claimed = args.projectId;
         if (claimed !== undefined && claimed !== projectId) throw new ValidationError(`projectId ${String(claimed)} does not match the API key's project`);
-        return ok(await tool.run(args, { projectId, log }));
+        result = await tool.run(args, { projectId, log });
       } catch (thrown) {
         const error = asAppError(thrown) ?? thrown;
         statusCode = error instanceof AppError ? error.statusCode : 500;
         if (statusCode >= 500) log.error({ err: thrown, tool: tool.name }, 'MCP tool failed');
         return failure(error);
       } finally {
+        // Recorded before the answer leaves, like a route's (a failed record fails the call).
         if (tool.audit) {
-          access.audit(
-            { projectId, keyId: principal.keyId, eventType: tool.audit, method: 'MCP', route: tool.name, statusCode, requestId: caller.requestId, at: new Date() },
+          await access.audit(
+            {
+              projectId,
+              keyId: principal.keyId,
+              keyName: principal.keyName,
+              eventType: tool.audit,
+              method: 'MCP',
+              route: tool.name,
+              statusCode,
+              requestId: caller.requestId,
+              at: new Date(),
+              input: { body: args },
+              result: result instanceof ToolTexts ? undefined : result,
+            },
             log,
           );
         }
       }
+      return ok(result);
     });
   }
   return server;

@@ -8,11 +8,12 @@ import type { TenancyApi } from '../tenancy/index.js';
 import { LocalBlobStore, S3BlobStore, type BlobStore } from './blobs.js';
 import { mediaRoutes } from './routes.js';
 import { MediaService } from './service.js';
+import { mediaSubjectData } from './subject-data.js';
 
 export type MediaApi = Pick<MediaService, 'attach' | 'ingest'>;
 
 export function createMediaModule(
-  runtime: Pick<Runtime, 'config' | 'gateway'>,
+  runtime: Pick<Runtime, 'config' | 'db' | 'gateway' | 'log'>,
   deps: { memory: Pick<MemoryApi, 'save' | 'observe'>; tenancy: Pick<TenancyApi, 'metered'> },
 ): DomainModule<MediaApi> {
   const { config } = runtime;
@@ -23,5 +24,6 @@ export function createMediaModule(
     name: 'media',
     api: bindMethods(media, ['attach', 'ingest']),
     routes: async (app) => app.register(mediaRoutes, { media, maxBytes: config.mediaMaxBytes }),
+    subjectData: mediaSubjectData(runtime.db, blobs, runtime.log),
   };
 }

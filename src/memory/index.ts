@@ -3,6 +3,8 @@
 // module from its sub-features; other code reaches memory only through the api below.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { EmbeddingsApi } from '../embeddings/index.js';
+import type { Subject } from '../platform/common-schemas.js';
+import type { Queryable } from '../platform/db.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import { domainQueue } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
@@ -20,6 +22,8 @@ import { MemorySchema } from './schemas.js';
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
+import { subjectMemoryIds } from './store.js';
+import { memorySubjectData } from './subject-data.js';
 
 export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
 export type { ConsolidateResult, DedupResult } from './curation/schemas.js';
@@ -30,7 +34,10 @@ export type { KeyedMemory, KeyedWrite } from './store.js';
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
 
-export type MemoryApi = Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
+export type MemoryApi = {
+  /** The memories a subject's export or erase covers: its own and those derived from them (compliance). */
+  subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
+} & Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
@@ -63,6 +70,7 @@ export function createMemoryModule(
       ...bindMethods(search, ['search', 'setGraphBonus']),
       ...bindMethods(observer, ['observe']),
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),
+      subjectMemoryIds: (q, projectId, subject) => subjectMemoryIds(q, projectId, subject.kind, subject.externalId),
     },
     routes,
     schemas: [MemorySchema],
@@ -76,5 +84,6 @@ export function createMemoryModule(
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),
     tools: memoryTools({ memory, search, observer }),
+    subjectData: memorySubjectData(db),
   };
 }

@@ -554,3 +554,43 @@ export async function findWordNeighbours(
   );
   return result.rows;
 }
+
+/**
+ * The memories a subject's export or erase covers: the subject's own, and those derived from them
+ * (a memory citing one in source_memory_ids: an insight, a summary), to three links, since derived
+ * text may repeat what the source said.
+ */
+export async function subjectMemoryIds(db: Queryable, projectId: string, kind: string, externalId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `WITH RECURSIVE covered(id, depth) AS (
+       SELECT id, 0 FROM memories WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3
+       UNION
+       SELECT d.id, c.depth + 1 FROM covered c
+         JOIN memories d ON d.project_id = $1 AND cardinality(d.source_memory_ids) > 0 AND d.source_memory_ids @> ARRAY[c.id]
+        WHERE c.depth < 3
+     )
+     SELECT DISTINCT id FROM covered ORDER BY id`,
+    [projectId, kind, externalId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A page of memories (or, with `patterns`, of mined patterns) by id, as stored (snake_case), without the search columns. */
+export async function memoryRowsByIds(db: Queryable, projectId: string, ids: readonly string[], patterns: boolean): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT ${MEMORY_COLUMNS}, m.pattern_key FROM memories m
+      WHERE m.project_id = $1 AND m.id = ANY($2::text[]) AND (m.type = 'behavior_pattern') = $3 ORDER BY m.id`,
+    [projectId, ids, patterns],
+  );
+  return rows;
+}
+
+/** Deletes memories by id; answers mined patterns and other memories apart. */
+export async function eraseMemories(db: Queryable, projectId: string, ids: readonly string[]): Promise<{ memories: number; patterns: number }> {
+  const { rows } = await db.query<{ patterns: string; others: string }>(
+    `WITH gone AS (DELETE FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) RETURNING type)
+     SELECT count(*) FILTER (WHERE type = 'behavior_pattern') AS patterns, count(*) FILTER (WHERE type <> 'behavior_pattern') AS others FROM gone`,
+    [projectId, ids],
+  );
+  return { memories: Number(rows[0]!.others), patterns: Number(rows[0]!.patterns) };
+}

@@ -19,6 +19,9 @@ export interface InputProblem {
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Text as near as Postgres can hold it: NUL characters and unpaired surrogates become U+FFFD (for records of what a caller sent, such as the audit log). */
+export const storableText = (text: string): string => text.replaceAll('\u0000', '\uFFFD').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+
 const describe = (text: string): string | undefined => {
   if (text.includes('\u0000')) return 'contains a NUL character (\\u0000)';
   if (LONE_SURROGATE.test(text)) return 'contains an unpaired UTF-16 surrogate';

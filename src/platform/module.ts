@@ -50,20 +50,42 @@ export function defineTool<S extends ZodRawShape>(tool: ToolDefinition<S>): Tool
 
 /** One page of a subject's rows of one kind (e.g. `memories`), for an export. */
 export interface SubjectRows {
+  /** The export key (snake_case, e.g. `alert_fires`); one kind's pages come one after another. */
   kind: string;
   rows: readonly Record<string, unknown>[];
+}
+
+/**
+ * The subject an export or an erase covers: its project, the subject, and the memories that name
+ * it (its own, and those derived from them, such as an insight citing one), which the memory
+ * module settles first, so that a module whose rows point at memories needs no query of its own.
+ */
+export interface SubjectScope {
+  projectId: string;
+  subject: Subject;
+  memoryIds: readonly string[];
+}
+
+/** What an erase did. */
+export interface ErasedRows {
+  /** Rows per kind (the export's kinds, e.g. `graph_edges`). */
+  counts: Record<string, number>;
+  /** Work outside the database (a blob's bytes), run once the transaction has committed. */
+  afterCommit?: () => Promise<void>;
 }
 
 /**
  * How a module reaches one subject's rows, for data-subject rights: an export that pages (a large
  * subject is never held in memory whole) and an erase inside the caller's transaction. The
  * compliance domain calls every module's hook, erasing in reverse dependency order (a higher
- * domain's rows may point at a lower one's).
+ * domain's rows may point at a lower one's). An erase must be safe to run twice in one
+ * transaction: the second pass finds what a concurrent write committed meanwhile. A dry run is a
+ * real erase in a transaction that is rolled back, so its counts are the real ones by construction.
  */
 export interface SubjectDataHook {
-  export(projectId: string, subject: Subject): AsyncIterable<SubjectRows>;
-  /** Deletes the subject's rows (or, on a dry run, only counts them); answers the count per kind. */
-  erase(tx: Queryable, projectId: string, subject: Subject, options: { dryRun: boolean }): Promise<Record<string, number>>;
+  export(scope: SubjectScope): AsyncIterable<SubjectRows>;
+  /** Deletes the subject's rows through `tx`; work outside the database waits for `afterCommit`. */
+  erase(tx: Queryable, scope: SubjectScope): Promise<ErasedRows>;
 }
 
 export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
@@ -87,11 +109,16 @@ export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
 /** A module with its job types erased, as the assembly holds it. */
 export type AnyModule = DomainModule<unknown, JobMapBase>;
 
-type ModuleFactory<Apis, A, J extends JobMapBase> = (apis: Apis) => DomainModule<A, J> | Promise<DomainModule<A, J>>;
+/** What a factory sees besides the apis: the modules composed before it (compliance reaches their subject hooks). */
+export interface CompositionContext {
+  readonly modules: readonly AnyModule[];
+}
+
+type ModuleFactory<Apis, A, J extends JobMapBase> = (apis: Apis, context: CompositionContext) => DomainModule<A, J> | Promise<DomainModule<A, J>>;
 
 interface Step {
   name: string;
-  build: (apis: Record<string, unknown>) => AnyModule | Promise<AnyModule>;
+  build: (apis: Record<string, unknown>, context: CompositionContext) => AnyModule | Promise<AnyModule>;
 }
 
 /**
@@ -115,7 +142,7 @@ export class Composition<Apis extends object = NoApis> {
     const modules: AnyModule[] = [];
     for (const step of this.steps) {
       if (step.name in apis) throw new Error(`module ${step.name} is composed twice`);
-      const module = await step.build(apis);
+      const module = await step.build(apis, { modules: [...modules] });
       if (module.name !== step.name) throw new Error(`module ${module.name} was composed as ${step.name}`);
       apis[step.name] = module.api;
       modules.push(module);

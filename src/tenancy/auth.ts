@@ -1,13 +1,14 @@
 // Authentication, permission and entitlement checks for every project-scoped route, in one place.
 // Routes declare what they need in their config (`permission`, `feature`) and whether they touch
 // a subject's data (`audit`); this plugin enforces it before the body is even validated, so an
-// anonymous caller learns nothing about the schema, and reports every audited call after it answers.
+// anonymous caller learns nothing about the schema, and records every audited call before its
+// answer leaves.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses } from '../platform/error-handler.js';
 import { isAuditEventType, type AuditEventType, type Permission } from '../platform/access.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
-import type { Audit } from './audit.js';
+import type { Audit, AuditDetail } from './audit.js';
 import type { Feature } from './plans.js';
 import type { Principal, TenancyService } from './service.js';
 
@@ -22,6 +23,12 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal;
+    /** What an audited route says about the call, over what the record reads from its input and answer. */
+    auditDetail?: Partial<AuditDetail>;
+    /** The answer's object, kept for the audit record. */
+    auditResult?: unknown;
+    /** Set once the call's audit record is written (an error answer after a failed write is not recorded twice). */
+    audited?: boolean;
   }
 }
 
@@ -70,23 +77,37 @@ async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyServ
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // The answer's object (not yet serialised) is kept for the audit record: what it lists.
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    if (request.routeOptions.config.audit !== undefined) request.auditResult = payload;
+    return payload;
+  });
+
+  // Every audited call is recorded before its answer leaves (the log resolves once the row is
+  // durable): only calls that got past authentication, since a refused key touched nothing.
+  app.addHook('onSend', async (request, reply, payload) => {
     const eventType = request.routeOptions.config.audit;
-    // Only calls that got past authentication: a refused key touched nothing.
-    if (eventType === undefined || !request.principal) return;
-    audit.publish(
+    if (eventType === undefined || !request.principal || request.audited) return payload;
+    request.audited = true;
+    const { principal } = request;
+    await audit.publish(
       {
-        projectId: request.principal.projectId,
-        keyId: request.principal.keyId,
+        projectId: principal.projectId,
+        keyId: principal.keyId,
+        keyName: principal.keyName,
         eventType,
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         statusCode: reply.statusCode,
         requestId: request.id,
         at: new Date(),
+        input: { body: request.body, query: request.query },
+        result: request.auditResult,
+        detail: request.auditDetail,
       },
       request.log,
     );
+    return payload;
   });
 }
 

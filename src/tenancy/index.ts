@@ -12,7 +12,7 @@ import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import keyRateLimit from './rate-limit.js';
 import { TenancyService } from './service.js';
 
-export type { AuditListener, AuditRecord } from './audit.js';
+export type { AuditCall, AuditDetail, AuditListener, AuditRecord } from './audit.js';
 export type { BootstrapResult } from './bootstrap.js';
 export type { CreatedKey, Principal } from './service.js';
 export type { Entitlements, Feature, Meter, Plan } from './plans.js';
@@ -50,7 +50,7 @@ export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> 
   bootstrap(): Promise<BootstrapResult>;
   /** Subscribes to every audited call (the compliance domain keeps the log). */
   onAudit: Audit['subscribe'];
-  /** Publishes an audited call made outside the HTTP routes (an MCP tool). */
+  /** Publishes an audited call made outside the HTTP routes (an MCP tool); resolves once it is recorded. */
   audit: Audit['publish'];
 };
 

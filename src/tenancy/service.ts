@@ -22,6 +22,7 @@ import * as store from './store.js';
 export interface Principal {
   keyId: string;
   keyPrefix: string;
+  keyName: string | null;
   projectId: string;
   plan: Plan;
   permissions: ReadonlySet<Permission>;
@@ -142,6 +143,7 @@ export class TenancyService {
     return {
       keyId: key.id,
       keyPrefix: key.prefix,
+      keyName: key.name,
       projectId: key.projectId,
       plan: key.project.plan,
       permissions: new Set(key.permissions),

@@ -8,6 +8,7 @@ import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
 import { typedRoutes } from './routes.js';
 import { TypedService, typedJobs, type TypedJobs } from './service.js';
+import { typedSubjectData } from './subject-data.js';
 
 export type { TypedJobs } from './service.js';
 
@@ -27,5 +28,6 @@ export function createTypedModule(
     schedules: [{ id: 'typed.ingest-sweep', job: 'typed.sweep', payload: {}, everyMs: 60_000 }],
     // Batches queued before a restart are ingested now rather than at the first sweep.
     onStart: async () => void (await typed.sweepQueued(0)),
+    subjectData: typedSubjectData(runtime.db),
   };
 }

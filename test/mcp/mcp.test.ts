@@ -138,7 +138,7 @@ describe('MCP endpoint', () => {
 
   it('audits each tool call that touches subject data, as the REST route would', async () => {
     const records: AuditRecord[] = [];
-    h.apis.tenancy.onAudit((record) => void records.push(record));
+    h.apis.tenancy.onAudit(async (record) => void records.push(record));
     const client = await connect(a.projectId, a.apiKey);
     await call(client, 'memory_search', { query: 'tea' });
     await call(client, 'memory_recall', { id: 'mem_missing' });

@@ -257,6 +257,7 @@ describe('batch and list maxima', () => {
       'GET /lattice/outcomes': (body) => body.outcomes,
       'GET /admin/memory/entities': (body) => body,
       'GET /admin/memory/graph/edges': (body) => body,
+      'GET /memory-compliance/audit': (body) => body,
     };
     /** A route's path with its parameters filled in. */
     const concrete = (path: string) => path.replace('{contactId}', 'limits-contact');
@@ -283,6 +284,13 @@ describe('batch and list maxima', () => {
           subjectKind: 'user',
           subjectExternalId: `s${i}`,
         })),
+      );
+      // 1,001 audit rows (more than the audit listing's maximum), written as the log writes them.
+      await h.db.query(
+        `INSERT INTO compliance_audit (project_id, id, key_id, event_type, result_count)
+         SELECT $1, 'aud_limits_' || lpad(i::text, 5, '0'), 'key_limits', 'read.search', 1 FROM generate_series(1, 1001) i
+         ON CONFLICT DO NOTHING`,
+        [p.projectId],
       );
       // 201 active patterns of one contact, each due tomorrow: more than either pattern list's maximum.
       const tomorrow = new Date(Date.now() + 86_400_000).toISOString();

@@ -162,7 +162,7 @@ describe('the audit marker', () => {
   const records: AuditRecord[] = [];
   beforeAll(async () => {
     h = await createHarness();
-    h.apis.tenancy.onAudit((record) => void records.push(record));
+    h.apis.tenancy.onAudit(async (record) => void records.push(record));
   });
   afterAll(() => h?.close());
 

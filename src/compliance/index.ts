@@ -1,0 +1,36 @@
+// The compliance domain's face: data-subject rights (export, hard delete) over every module's
+// subject hook, and the audit log of calls that touch a subject's data. Composed last: it reaches
+// the rows of every module before it.
+import type { MemoryApi } from '../memory/index.js';
+import { bindMethods, type AnyModule, type DomainModule } from '../platform/module.js';
+import type { Runtime } from '../platform/runtime.js';
+import type { TenancyApi } from '../tenancy/index.js';
+import { AuditLog } from './audit-log.js';
+import { complianceRoutes } from './routes.js';
+import { ComplianceService } from './service.js';
+
+export type ComplianceApi = Pick<ComplianceService, 'hardDelete' | 'exportScope' | 'exportJson' | 'audit'>;
+
+export type ComplianceJobs = {
+  'compliance.prune-audit': { payload: Record<string, never>; result: { pruned: number } };
+};
+
+export function createComplianceModule(
+  runtime: Pick<Runtime, 'config' | 'db' | 'log'>,
+  deps: { tenancy: Pick<TenancyApi, 'onAudit'>; memory: Pick<MemoryApi, 'subjectMemoryIds'> },
+  modules: readonly AnyModule[],
+): DomainModule<ComplianceApi, ComplianceJobs> {
+  const { config, db } = runtime;
+  const compliance = new ComplianceService(db, modules, deps.memory, runtime.log);
+  if (config.auditLog) {
+    const log = new AuditLog(db);
+    deps.tenancy.onAudit((record) => log.record(record));
+  }
+  return {
+    name: 'compliance',
+    api: bindMethods(compliance, ['hardDelete', 'exportScope', 'exportJson', 'audit']),
+    routes: async (app) => app.register(complianceRoutes, { compliance }),
+    jobs: { 'compliance.prune-audit': async () => ({ pruned: await compliance.prune(config.auditRetentionDays) }) },
+    schedules: [{ id: 'compliance.prune-audit', job: 'compliance.prune-audit', payload: {}, cron: '30 2 * * *' }],
+  };
+}

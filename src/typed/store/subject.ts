@@ -1,0 +1,67 @@
+// SQL for one subject's typed data (data-subject rights): its observations, its running
+// statistics, and its rows still waiting in a queued batch.
+import type { Queryable } from '../../platform/db.js';
+
+const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+/** A queued batch holding at least one row of the subject (a containment test the planner can check cheaply). */
+const BATCH_HOLDS_SUBJECT = `project_id = $1 AND observations @> jsonb_build_array(jsonb_build_object('subjectKind', $2::text, 'subjectExternalId', $3::text))`;
+const ROW_IS_SUBJECT = `e->>'subjectKind' = $2 AND e->>'subjectExternalId' = $3`;
+
+export const subjectObservationsWhere = { from: 'typed_observations', where: SUBJECT } as const;
+export const subjectAccumulatorsWhere = { from: 'typed_accumulators', where: SUBJECT } as const;
+
+export async function subjectObservationRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at, source, trust, status, quarantine_reason, raw, created_at
+       FROM typed_observations WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
+    [projectId, kind, externalId, after, limit],
+  );
+  return rows;
+}
+
+/** The subject's running statistics, one row per attribute (few: no paging needed beyond the limit). */
+export async function subjectAccumulatorRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT attribute_key, subject_kind, subject_external_id, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, cumulative, ewma, ewma_var, updated_at
+       FROM typed_accumulators WHERE ${SUBJECT} AND ($4::text IS NULL OR attribute_key > $4) ORDER BY attribute_key LIMIT $5`,
+    [projectId, kind, externalId, after, limit],
+  );
+  return rows;
+}
+
+/** Ids of queued batches (accepted by enqueue, not yet ingested) holding rows of the subject, a page at a time. */
+export async function subjectQueuedBatchIds(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM typed_ingest_batches WHERE ${BATCH_HOLDS_SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
+    [projectId, kind, externalId, after, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The subject's rows in those batches, with their batch. */
+export async function subjectQueuedRows(db: Queryable, projectId: string, kind: string, externalId: string, batchIds: readonly string[]): Promise<Record<string, unknown>[]> {
+  const { rows } = await db.query(
+    `SELECT b.id AS batch_id, b.created_at AS queued_at, e AS observation
+       FROM typed_ingest_batches b, jsonb_array_elements(b.observations) e
+      WHERE b.project_id = $1 AND b.id = ANY($4::text[]) AND ${ROW_IS_SUBJECT} ORDER BY b.id`,
+    [projectId, kind, externalId, batchIds],
+  );
+  return rows;
+}
+
+/** Removes the subject's rows from queued batches; a batch left empty is deleted. */
+export async function eraseQueuedRows(tx: Queryable, projectId: string, kind: string, externalId: string): Promise<number> {
+  const { rows } = await tx.query<{ removed: string }>(
+    `WITH held AS (SELECT id, row_count FROM typed_ingest_batches WHERE ${BATCH_HOLDS_SUBJECT} FOR UPDATE),
+          kept AS (
+            UPDATE typed_ingest_batches b
+               SET observations = coalesce((SELECT jsonb_agg(e ORDER BY i) FROM jsonb_array_elements(b.observations) WITH ORDINALITY x(e, i) WHERE NOT (${ROW_IS_SUBJECT})), '[]'::jsonb),
+                   row_count = (SELECT count(*) FROM jsonb_array_elements(b.observations) e WHERE NOT (${ROW_IS_SUBJECT}))
+              FROM held WHERE b.id = held.id
+            RETURNING held.row_count - b.row_count AS removed)
+     SELECT coalesce(sum(removed), 0) AS removed FROM kept`,
+    [projectId, kind, externalId],
+  );
+  await tx.query('DELETE FROM typed_ingest_batches WHERE project_id = $1 AND row_count = 0', [projectId]);
+  return Number(rows[0]!.removed);
+}

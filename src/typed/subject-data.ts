@@ -1,0 +1,31 @@
+// The typed module's part of data-subject rights: a subject's observations (stored, and still
+// queued), and its running statistics. Accumulators are per subject and attribute, computed from
+// that subject's observations only, so erasing the subject removes them rather than recomputing.
+import type { Db } from '../platform/db.js';
+import type { SubjectDataHook } from '../platform/module.js';
+import { deleteWhere, keysetPages, SUBJECT_PAGE } from '../platform/subject-data.js';
+import * as store from './store/subject.js';
+
+export function typedSubjectData(db: Db): SubjectDataHook {
+  return {
+    async *export({ projectId, subject: { kind, externalId } }) {
+      yield* keysetPages('observations', (r) => String(r.id), (after, limit) => store.subjectObservationRows(db, projectId, kind, externalId, after, limit));
+      // Queued rows page by batch: a page of batches, then their rows of the subject.
+      for (let after: string | null = null; ; ) {
+        const batchIds = await store.subjectQueuedBatchIds(db, projectId, kind, externalId, after, SUBJECT_PAGE);
+        if (batchIds.length === 0) break;
+        yield { kind: 'queued_observations', rows: await store.subjectQueuedRows(db, projectId, kind, externalId, batchIds) };
+        if (batchIds.length < SUBJECT_PAGE) break;
+        after = batchIds[batchIds.length - 1]!;
+      }
+      yield* keysetPages('accumulators', (r) => String(r.attribute_key), (after, limit) => store.subjectAccumulatorRows(db, projectId, kind, externalId, after, limit));
+    },
+    async erase(tx, { projectId, subject: { kind, externalId } }) {
+      const params = [projectId, kind, externalId];
+      const observations = await deleteWhere(tx, store.subjectObservationsWhere.from, store.subjectObservationsWhere.where, params);
+      const queued = await store.eraseQueuedRows(tx, projectId, kind, externalId);
+      const accumulators = await deleteWhere(tx, store.subjectAccumulatorsWhere.from, store.subjectAccumulatorsWhere.where, params);
+      return { counts: { observations, queued_observations: queued, accumulators } };
+    },
+  };
+}
