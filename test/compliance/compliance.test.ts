@@ -297,3 +297,65 @@ describe('compliance: export, hard delete, audit', () => {
     expect((await h.call('GET', free.projectId, '/memory-compliance/packs')).statusCode).toBe(200);
   });
 });
+
+describe('compliance: rows still queued, and the graph extraction built', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // No consumers: queued typed batches stay queued.
+    h = await createHarness({ consumers: false });
+  });
+  afterAll(() => h?.close());
+
+  it('exports and erases the subject\'s rows in a queued batch, leaving the other rows of the batch to be ingested', async () => {
+    const p = await h.project();
+    const dana = { kind: 'patient', externalId: uniqueName('dana') };
+    await h.call('POST', p.projectId, '/memory-typed/attributes', { body: { attributeKey: 'hr', dataType: 'numeric' } });
+    const row = (externalId: string, v: number) => ({ attributeKey: 'hr', subjectKind: 'patient', subjectExternalId: externalId, valueNumeric: v, observedAt: new Date(Date.now() - v * 1000).toISOString() });
+    const queued = await h.call('POST', p.projectId, '/memory-typed/observations/enqueue', { body: { observations: [row(dana.externalId, 60), row('ed', 61), row(dana.externalId, 62)] } });
+    expect(queued.statusCode, queued.body).toBe(202);
+
+    const bundle = (await h.call('POST', p.projectId, '/memory-compliance/export', { body: { subject: dana } })).json();
+    expect(bundle.counts.queuedObservations).toBe(2);
+    expect(bundle.export.queued_observations.map((r: { observation: { valueNumeric: number } }) => r.observation.valueNumeric).sort()).toEqual([60, 62]);
+
+    const dry = (await h.call('POST', p.projectId, '/memory-compliance/hard-delete', { body: { subject: dana, reason: 'r', dryRun: true } })).json();
+    expect(dry.queuedObservationsDeleted).toBe(2);
+    const report = (await h.call('POST', p.projectId, '/memory-compliance/hard-delete', { body: { subject: dana, reason: 'r' } })).json();
+    expect(report.queuedObservationsDeleted).toBe(2);
+    const { rows } = await h.db.query<{ observations: { subjectExternalId: string }[]; row_count: number }>('SELECT observations, row_count FROM typed_ingest_batches WHERE project_id = $1', [p.projectId]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.row_count).toBe(1);
+    expect(rows[0]!.observations.map((o) => o.subjectExternalId)).toEqual(['ed']);
+
+    // A batch holding only the subject's rows goes whole.
+    await h.call('POST', p.projectId, '/memory-typed/observations/enqueue', { body: { observations: [row(dana.externalId, 70)] } });
+    await h.call('POST', p.projectId, '/memory-compliance/hard-delete', { body: { subject: dana, reason: 'r' } });
+    expect((await h.db.query('SELECT 1 FROM typed_ingest_batches WHERE project_id = $1', [p.projectId])).rows).toHaveLength(1);
+  });
+
+  it('erases the mentions and edges extraction drew from the subject\'s memories, and the entities only they held', async () => {
+    const p = await h.project();
+    const erin = { kind: 'user', externalId: uniqueName('erin') };
+    const frank = { kind: 'user', externalId: uniqueName('frank') };
+    await h.call('POST', p.projectId, '/admin/memory/graph/extraction/toggle', { body: { enabled: true } });
+    await h.call('POST', p.projectId, '/admin/memory', { body: { subject: erin, content: 'Erin Vance works at Quillfeather Labs in Porto.', type: 'fact' } });
+    await h.call('POST', p.projectId, '/admin/memory', { body: { subject: frank, content: 'Frank Oduya works at Quillfeather Labs in Porto.', type: 'fact' } });
+    const backfill = (await h.call('POST', p.projectId, '/admin/memory/graph/backfill', { body: {} })).json();
+    expect(backfill.remaining).toBe(0);
+    const names = async () => (await h.db.query<{ canonical_name: string }>('SELECT canonical_name FROM graph_entities WHERE project_id = $1 ORDER BY 1', [p.projectId])).rows.map((r) => r.canonical_name);
+    expect(await names()).toEqual(expect.arrayContaining(['Erin Vance', 'Frank Oduya', 'Quillfeather Labs']));
+
+    const bundle = (await h.call('POST', p.projectId, '/memory-compliance/export', { body: { subject: erin } })).json();
+    expect(bundle.counts.graphMentions).toBeGreaterThanOrEqual(2);
+    expect(bundle.export.graph_entities.map((e: { canonical_name: string }) => e.canonical_name)).toEqual(expect.arrayContaining(['Erin Vance', 'Quillfeather Labs']));
+    expect(bundle.counts.graphEdges).toBeGreaterThan(0);
+
+    const report = (await h.call('POST', p.projectId, '/memory-compliance/hard-delete', { body: { subject: erin, reason: 'r' } })).json();
+    expect(report.graphEdgesDeleted).toBe(bundle.counts.graphEdges);
+    // Erin's entity existed only for her; the company and the city are Frank's too.
+    const after = await names();
+    expect(after).not.toContain('Erin Vance');
+    expect(after).toEqual(expect.arrayContaining(['Frank Oduya', 'Quillfeather Labs']));
+    expect((await h.db.query(`SELECT 1 FROM graph_edges g JOIN graph_entities e ON e.id = g.subject_id WHERE g.project_id = $1 AND e.canonical_name = 'Frank Oduya'`, [p.projectId])).rows.length).toBeGreaterThan(0);
+  });
+});
