@@ -8,6 +8,7 @@ import type { TenancyApi } from '../tenancy/index.js';
 import { LocalBlobStore, S3BlobStore, type BlobStore } from './blobs.js';
 import { mediaRoutes } from './routes.js';
 import { MediaService } from './service.js';
+import { blobReferenced } from './store.js';
 import { mediaSubjectData } from './subject-data.js';
 
 export type MediaApi = Pick<MediaService, 'attach' | 'ingest'>;
@@ -19,7 +20,9 @@ export function createMediaModule(
   const { config } = runtime;
   const s3 = config.blobS3;
   const blobs: BlobStore = s3 ? new S3BlobStore({ ...s3, timeoutMs: config.modelGatewayTimeoutMs }) : new LocalBlobStore(config.blobDir ?? join(config.dataDir, 'blobs'));
-  const media = new MediaService(deps.memory, blobs, runtime.gateway, deps.tenancy, { maxBytes: config.mediaMaxBytes, multimodal: config.multimodal });
+  const media = new MediaService(deps.memory, blobs, runtime.gateway, deps.tenancy, { maxBytes: config.mediaMaxBytes, multimodal: config.multimodal }, (projectId, blobUri) =>
+    blobReferenced(runtime.db, projectId, blobUri),
+  );
   return {
     name: 'media',
     api: bindMethods(media, ['attach', 'ingest']),

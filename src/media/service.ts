@@ -4,7 +4,7 @@
 // otherwise), keeps the blob, and hands the text to the observe pipeline, which decides what to
 // remember. Ingest is behind MEMORY_MULTIMODAL_ENABLED, counts one event against the events-ingested
 // quota (given back if it fails) and spends model tokens (metered by the gateway).
-import type { MemoryApi } from '../memory/index.js';
+import type { MemoryApi, ObserveResult } from '../memory/index.js';
 import type { Memory } from '../memory/schemas.js';
 import { NotConfiguredError, ValidationError } from '../platform/errors.js';
 import type { ModelGateway } from '../platform/gateway.js';
@@ -45,7 +45,19 @@ export class MediaService {
     private readonly gateway: Pick<ModelGateway, 'chat' | 'transcribe' | 'requireConfigured'>,
     private readonly tenancy: Pick<TenancyApi, 'metered'>,
     private readonly settings: { maxBytes: number; multimodal: boolean },
+    /** Whether a memory refers to the blob (a blob kept for a failed ingest is removed unless one does). */
+    private readonly referenced: (projectId: string, blobUri: string) => Promise<boolean>,
   ) {}
+
+  /** Remembers a kept blob; when that fails, the blob goes too unless a memory already refers to the same bytes. */
+  private async rememberKept<T>(projectId: string, blobUri: string, remember: () => Promise<T>): Promise<T> {
+    try {
+      return await remember();
+    } catch (error) {
+      if (!(await this.referenced(projectId, blobUri).catch(() => true))) await this.blobs.delete(projectId, blobUri).catch(() => undefined);
+      throw error;
+    }
+  }
 
   private async read(projectId: string, bytes: Uint8Array<ArrayBuffer>, mimeType: string, modality: Modality): Promise<string> {
     const dataUrl = () => `data:${mimeType};base64,${Buffer.from(bytes).toString('base64')}`;
@@ -85,14 +97,14 @@ export class MediaService {
       const observed =
         extractedText === ''
           ? { saved: [], candidateCount: 0 }
-          : await this.memory.observe(projectId, {
+          : await this.rememberKept(projectId, blob.blobUri, (): Promise<ObserveResult> => this.memory.observe(projectId, {
               text: extractedText,
               role: 'user',
               ...(body.userId ? { userId: body.userId, subject: { kind: 'user', externalId: body.userId } } : {}),
               agentId: body.agentId,
               sessionId: body.sessionId,
               metadata: { media: { blobUri: blob.blobUri, mimeType: sniffed.mimeType, declaredMimeType: sniffed.correctedFrom, modality: sniffed.modality, source: body.source ?? null, sha256: blob.sha256 } },
-            });
+            }));
       return {
         saved: observed.saved.map((m) => ({ id: m.id, content: m.content, kind: m.type })),
         candidateCount: observed.candidateCount,
@@ -110,7 +122,7 @@ export class MediaService {
     const sniffed = await sniff(bytes, body.mimeType);
     const blob = await this.blobs.put(projectId, bytes);
     const describe = `${body.fileName ?? { image: 'an image', audio: 'an audio file', document: 'a document' }[sniffed.modality]} (${sniffed.mimeType}, ${blob.bytes} bytes)`;
-    return this.memory.save(projectId, {
+    return this.rememberKept(projectId, blob.blobUri, () => this.memory.save(projectId, {
       type: 'observation',
       content: body.content?.trim() ? body.content.trim() : `Attachment: ${describe}`,
       subject: body.subject,
@@ -123,6 +135,6 @@ export class MediaService {
         fileId: blob.sha256,
         attachment: { blobUri: blob.blobUri, mimeType: sniffed.mimeType, declaredMimeType: sniffed.correctedFrom, modality: sniffed.modality, fileName: body.fileName ?? null, bytes: blob.bytes, sha256: blob.sha256 },
       },
-    });
+    }));
   }
 }

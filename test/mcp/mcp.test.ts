@@ -146,6 +146,10 @@ describe('MCP endpoint', () => {
       'MCP memory_search read.search 200',
       'MCP memory_recall read.memory 404',
     ]);
+    // The tool's arguments and answer fill the record as a route's do.
+    const search = records.find((r) => r.projectId === a.projectId && r.route === 'memory_search')!;
+    expect(search).toMatchObject({ query: 'tea', keyName: null, metadata: { method: 'MCP', statusCode: 200 } });
+    expect(search.resultCount).toBe(search.memoryIds.length);
   });
 
   it('requires a key', async () => {

@@ -1,6 +1,8 @@
 // POST /memory/attachments: the blob kept once per content, the caption remembered, the type read
 // from the bytes (a lying type corrected, bytes of no supported type refused), strict base64, the
 // size limit, validation, permission and isolation.
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -39,6 +41,27 @@ describe('POST /memory/attachments', () => {
     // Without a caption the memory names the file.
     const uncaptioned = (await attach({ subject, mimeType: 'audio/wav', dataBase64: WAV.toString('base64') })).json();
     expect(uncaptioned.content).toBe(`Attachment: an audio file (audio/wav, ${WAV.length} bytes)`);
+  });
+
+  it('keeps no blob when the memory cannot be written, unless another memory refers to the same bytes', async () => {
+    // A real failure of the write: a trigger refuses this caption.
+    await h.db.exec(`CREATE FUNCTION refuse_caption() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.content = 'refused caption' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_caption BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION refuse_caption();`);
+    try {
+      const bytes = Buffer.concat([PNG, Buffer.from('only for the refused write')]);
+      const failed = await attach({ subject, mimeType: 'image/png', dataBase64: bytes.toString('base64'), content: 'refused caption' });
+      expect(failed.statusCode).toBe(500);
+      const sha = createHash('sha256').update(bytes).digest('hex');
+      expect(existsSync(`${h.config.blobDir}/${encodeURIComponent(p.projectId)}/${sha.slice(0, 2)}/${sha}`)).toBe(false);
+      // The same bytes a memory already holds stay when a second write of them fails.
+      const kept = await attach({ subject, mimeType: 'image/png', dataBase64: PNG.toString('base64'), content: 'refused caption' });
+      expect(kept.statusCode).toBe(500);
+      const pngSha = createHash('sha256').update(PNG).digest('hex');
+      expect(existsSync(`${h.config.blobDir}/${encodeURIComponent(p.projectId)}/${pngSha.slice(0, 2)}/${pngSha}`)).toBe(true);
+    } finally {
+      await h.db.exec('DROP TRIGGER refuse_caption ON memories; DROP FUNCTION refuse_caption();');
+    }
   });
 
   it('reads the type from the bytes: corrects a declared type they contradict, refuses bytes of no supported type', async () => {
