@@ -1,6 +1,7 @@
 // SQL for alert rules and fires.
 import type { Queryable } from '../platform/db.js';
 import { iso } from '../platform/sql.js';
+import type { SubjectTable } from '../platform/subject-data.js';
 import type { ThrottleHistory } from './match.js';
 import type { Channel, DeliveryResult, Filter, Fire, Rule, Throttle, Trigger } from './schemas.js';
 
@@ -223,17 +224,10 @@ export async function overdueDeliveries(db: Queryable, graceMs: number, limit: n
 }
 
 /** The subject's fires: those naming it, and those of its events (alerts sit above events). */
-const SUBJECT_FIRES = `project_id = $1 AND ((subject_kind = $2 AND subject_external_id = $3)
-  OR event_id IN (SELECT id FROM events WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3))`;
-
-export const subjectFiresWhere = { from: 'alert_fires', where: SUBJECT_FIRES } as const;
-
-/** A page of the subject's fires, as stored (snake_case), by id. */
-export async function subjectFireRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, alert_rule_id, event_id, subject_kind, subject_external_id, dedupe_key, delivery_results, delivery_pending, fired_at
-       FROM alert_fires WHERE ${SUBJECT_FIRES} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
+export const SUBJECT_FIRES: SubjectTable = {
+  from: 'alert_fires',
+  where: `project_id = $1 AND ((subject_kind = $2 AND subject_external_id = $3)
+    OR event_id IN (SELECT id FROM events WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3))`,
+  key: 'id',
+  columns: 'id, alert_rule_id, event_id, subject_kind, subject_external_id, dedupe_key, delivery_results, delivery_pending, fired_at',
+};

@@ -3,18 +3,15 @@
 // activity is memories and events.
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteWhere, keysetPages } from '../platform/subject-data.js';
-import { subjectMiningQueueWhere, subjectPredictionRows, subjectPredictionsWhere } from './predict/store.js';
+import { deleteRows, tablePages } from '../platform/subject-data.js';
+import { SUBJECT_MINING_QUEUE, SUBJECT_PREDICTIONS } from './predict/store.js';
 
 export function behaviorSubjectData(db: Db): SubjectDataHook {
   return {
-    export: ({ projectId, subject }) =>
-      keysetPages('predictions', (r) => String(r.id), (after, limit) => subjectPredictionRows(db, projectId, subject.kind, subject.externalId, after, limit)),
+    export: ({ projectId, subject }) => tablePages(db, 'predictions', SUBJECT_PREDICTIONS, [projectId, subject.kind, subject.externalId]),
     async erase(tx, { projectId, subject }) {
       const params = [projectId, subject.kind, subject.externalId];
-      const predictions = await deleteWhere(tx, subjectPredictionsWhere.from, subjectPredictionsWhere.where, params);
-      const queued = await deleteWhere(tx, subjectMiningQueueWhere.from, subjectMiningQueueWhere.where, params);
-      return { counts: { predictions, mining_queue: queued } };
+      return { counts: { predictions: await deleteRows(tx, SUBJECT_PREDICTIONS, params), mining_queue: await deleteRows(tx, SUBJECT_MINING_QUEUE, params) } };
     },
   };
 }

@@ -10,7 +10,7 @@ import { ENGINE_EVENT_TYPES, type NewEvent } from '../events/schemas.js';
 import type { Subject } from '../platform/common-schemas.js';
 import type { Db, Queryable } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteWhere } from '../platform/subject-data.js';
+import { deleteRows, tablePages, type SubjectTable } from '../platform/subject-data.js';
 
 /**
  * The vector's groups and their weights. Each element lies in [0, 1]; a group's elements are
@@ -296,22 +296,19 @@ async function upsert(tx: Queryable, projectId: string, features: readonly Subje
   return new Map(before.map((r) => [`${r.subject_kind}\0${r.subject_external_id}`, r.rfm_segment]));
 }
 
-const SUBJECT_FEATURES = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+/** The subject's feature row (data-subject rights). */
+const SUBJECT_FEATURES: SubjectTable = {
+  from: 'discovery_features',
+  where: 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3',
+  key: 'subject_external_id',
+  columns: `subject_kind, subject_external_id, recency_score, frequency_score, monetary_score, rfm_segment, cadence_days, pattern_kinds, pattern_ids,
+    top_entities, attributes, activity_count, last_activity_at, vector, computed_at`,
+};
 
 /** Discovery's part of data-subject rights: the subject's feature row. */
 export function discoverySubjectData(db: Db): SubjectDataHook {
   return {
-    async *export({ projectId, subject }) {
-      const { rows } = await db.query(
-        `SELECT subject_kind, subject_external_id, recency_score, frequency_score, monetary_score, rfm_segment, cadence_days, pattern_kinds, pattern_ids,
-                top_entities, attributes, activity_count, last_activity_at, vector, computed_at
-           FROM discovery_features WHERE ${SUBJECT_FEATURES}`,
-        [projectId, subject.kind, subject.externalId],
-      );
-      if (rows.length > 0) yield { kind: 'discovery_features', rows };
-    },
-    async erase(tx, { projectId, subject }) {
-      return { counts: { discovery_features: await deleteWhere(tx, 'discovery_features', SUBJECT_FEATURES, [projectId, subject.kind, subject.externalId]) } };
-    },
+    export: ({ projectId, subject }) => tablePages(db, 'discovery_features', SUBJECT_FEATURES, [projectId, subject.kind, subject.externalId]),
+    erase: async (tx, { projectId, subject }) => ({ counts: { discovery_features: await deleteRows(tx, SUBJECT_FEATURES, [projectId, subject.kind, subject.externalId]) } }),
   };
 }

@@ -4,6 +4,7 @@
 import { fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
+import type { SubjectTable } from '../platform/subject-data.js';
 import type { LoggedEvent, NewEvent, Severity } from './schemas.js';
 
 /** timestamptz as ISO 8601 with microseconds, in UTC. */
@@ -133,16 +134,10 @@ export async function listEvents(db: Queryable, projectId: string, page: EventPa
   return rows.map(toEvent);
 }
 
-const SUBJECT_EVENTS = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
-
-/** A page of the subject's events, as stored (snake_case), by id. */
-export async function subjectEventRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids, source_pattern_id, emitted_by_pack, dedupe_key, occurred_at
-       FROM events WHERE ${SUBJECT_EVENTS} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
-
-export const subjectEventsWhere = { from: 'events', where: SUBJECT_EVENTS } as const;
+/** The events naming a subject (data-subject rights). */
+export const SUBJECT_EVENTS: SubjectTable = {
+  from: 'events',
+  where: 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3',
+  key: 'id',
+  columns: 'id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids, source_pattern_id, emitted_by_pack, dedupe_key, occurred_at',
+};

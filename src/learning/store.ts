@@ -2,6 +2,7 @@
 // indexes (INSERT ... ON CONFLICT DO NOTHING, then read the winner), evidence on in-place increments.
 import type { Subject } from '../platform/common-schemas.js';
 import type { Queryable } from '../platform/db.js';
+import type { SubjectTable } from '../platform/subject-data.js';
 import { iso } from '../platform/sql.js';
 import type { DecisionRecord, GroupBy, OutcomeResponse, OutcomeResult, OutcomeRow, OutcomesQuery, RefType, RefUpdate, StoredRef } from './schemas.js';
 
@@ -275,42 +276,29 @@ export async function patternOutcomeBuckets(db: Queryable, projectId: string, bu
 }
 
 const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
-export const subjectDecisionsWhere = { from: 'learning_decisions', where: SUBJECT } as const;
-export const subjectOutcomesWhere = { from: 'learning_outcomes', where: SUBJECT } as const;
+
+/** The subject's decisions and outcomes (data-subject rights). */
+export const SUBJECT_DECISIONS: SubjectTable = {
+  from: 'learning_decisions',
+  where: SUBJECT,
+  key: 'id',
+  columns: 'id, subject_kind, subject_external_id, actor, decision_type, policy, action_type, params, informed_by, pattern_kinds, status, occurred_at, metadata, idempotency_key, memory_id, created_at',
+};
+export const SUBJECT_OUTCOMES: SubjectTable = {
+  from: 'learning_outcomes',
+  where: SUBJECT,
+  key: 'id',
+  columns: 'id, decision_id, subject_kind, subject_external_id, outcome_type, result, reward, realized_at, attribution_window_secs, attributed, attribution_note, updates, metadata, idempotency_key, memory_id, created_at',
+};
 /**
- * Evidence kept per cited ref that is the subject's: one of its memories (a pattern), predictions
- * or observations (learning sits above behaviour and typed).
+ * Evidence kept per cited ref that is the subject's: one of its memories ($4, a pattern), its
+ * predictions or its observations (learning sits above behaviour and typed).
  */
-export const subjectRefEvidenceWhere = {
+export const SUBJECT_REF_EVIDENCE: SubjectTable = {
   from: 'learning_ref_evidence',
   where: `project_id = $1 AND (ref_id = ANY($4::text[])
     OR ref_id IN (SELECT id FROM behavior_predictions WHERE ${SUBJECT})
     OR ref_id IN (SELECT id FROM typed_observations WHERE ${SUBJECT}))`,
-} as const;
-
-export async function subjectDecisionRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, subject_kind, subject_external_id, actor, decision_type, policy, action_type, params, informed_by, pattern_kinds, status, occurred_at, metadata, idempotency_key, memory_id, created_at
-       FROM learning_decisions WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
-
-export async function subjectOutcomeRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, decision_id, subject_kind, subject_external_id, outcome_type, result, reward, realized_at, attribution_window_secs, attributed, attribution_note, updates, metadata, idempotency_key, memory_id, created_at
-       FROM learning_outcomes WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
-
-export async function subjectRefEvidenceRows(db: Queryable, projectId: string, kind: string, externalId: string, memoryIds: readonly string[], after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT ref_id, ref_type, hits, misses, updated_at FROM learning_ref_evidence
-      WHERE ${subjectRefEvidenceWhere.where} AND ($5::text IS NULL OR ref_id > $5) ORDER BY ref_id LIMIT $6`,
-    [projectId, kind, externalId, memoryIds, after, limit],
-  );
-  return rows;
-}
+  key: 'ref_id',
+  columns: 'ref_id, ref_type, hits, misses, updated_at',
+};

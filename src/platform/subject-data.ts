@@ -1,5 +1,6 @@
 // Helpers every module's subject hook uses (platform/module.ts SubjectDataHook): reading a
-// subject's rows a page at a time, and deleting them by one statement.
+// subject's rows a page at a time, and deleting them by one statement, from one description of
+// the table's subject rows.
 import type { Queryable } from './db.js';
 import type { SubjectRows } from './module.js';
 
@@ -33,8 +34,32 @@ export async function* idPages(kind: string, ids: readonly string[], fetch: (ids
   }
 }
 
-/** One erase statement, `DELETE FROM <from> WHERE <where>`; answers the rows it removed. */
-export async function deleteWhere(tx: Queryable, from: string, where: string, params: readonly unknown[]): Promise<number> {
-  const { rowCount } = await tx.query(`DELETE FROM ${from} WHERE ${where}`, params);
+/**
+ * A subject's rows of one table, as SQL: `where` over the parameters the caller passes ($1 the
+ * project, $2 the subject's kind, $3 its id, then any others); `key` (a unique text column)
+ * orders and pages them; `columns` are what an export shows.
+ */
+export interface SubjectTable {
+  from: string;
+  where: string;
+  key: string;
+  columns: string;
+}
+
+/** The table's rows of the subject, a page at a time. */
+export function tablePages(db: Queryable, kind: string, table: SubjectTable, params: readonly unknown[]): AsyncIterable<SubjectRows> {
+  const after = `$${params.length + 1}`;
+  const limit = `$${params.length + 2}`;
+  const sql = `SELECT ${table.columns} FROM ${table.from} WHERE (${table.where}) AND (${after}::text IS NULL OR ${table.key} > ${after}) ORDER BY ${table.key} LIMIT ${limit}`;
+  return keysetPages(
+    kind,
+    (row) => String(row[table.key]),
+    async (from, n) => (await db.query(sql, [...params, from, n])).rows,
+  );
+}
+
+/** The table's rows of the subject, deleted; answers how many. */
+export async function deleteRows(tx: Queryable, table: Pick<SubjectTable, 'from' | 'where'>, params: readonly unknown[]): Promise<number> {
+  const { rowCount } = await tx.query(`DELETE FROM ${table.from} WHERE ${table.where}`, params);
   return rowCount;
 }

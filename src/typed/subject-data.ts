@@ -3,13 +3,13 @@
 // that subject's observations only, so erasing the subject removes them rather than recomputing.
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteWhere, keysetPages, SUBJECT_PAGE } from '../platform/subject-data.js';
+import { deleteRows, SUBJECT_PAGE, tablePages } from '../platform/subject-data.js';
 import * as store from './store/subject.js';
 
 export function typedSubjectData(db: Db): SubjectDataHook {
   return {
     async *export({ projectId, subject: { kind, externalId } }) {
-      yield* keysetPages('observations', (r) => String(r.id), (after, limit) => store.subjectObservationRows(db, projectId, kind, externalId, after, limit));
+      yield* tablePages(db, 'observations', store.SUBJECT_OBSERVATIONS, [projectId, kind, externalId]);
       // Queued rows page by batch: a page of batches, then their rows of the subject.
       for (let after: string | null = null; ; ) {
         const batchIds = await store.subjectQueuedBatchIds(db, projectId, kind, externalId, after, SUBJECT_PAGE);
@@ -18,13 +18,13 @@ export function typedSubjectData(db: Db): SubjectDataHook {
         if (batchIds.length < SUBJECT_PAGE) break;
         after = batchIds[batchIds.length - 1]!;
       }
-      yield* keysetPages('accumulators', (r) => String(r.attribute_key), (after, limit) => store.subjectAccumulatorRows(db, projectId, kind, externalId, after, limit));
+      yield* tablePages(db, 'accumulators', store.SUBJECT_ACCUMULATORS, [projectId, kind, externalId]);
     },
     async erase(tx, { projectId, subject: { kind, externalId } }) {
       const params = [projectId, kind, externalId];
-      const observations = await deleteWhere(tx, store.subjectObservationsWhere.from, store.subjectObservationsWhere.where, params);
+      const observations = await deleteRows(tx, store.SUBJECT_OBSERVATIONS, params);
       const queued = await store.eraseQueuedRows(tx, projectId, kind, externalId);
-      const accumulators = await deleteWhere(tx, store.subjectAccumulatorsWhere.from, store.subjectAccumulatorsWhere.where, params);
+      const accumulators = await deleteRows(tx, store.SUBJECT_ACCUMULATORS, params);
       return { counts: { observations, queued_observations: queued, accumulators } };
     },
   };

@@ -2,6 +2,7 @@
 // horizon has passed) and the cache of project-wide fitted models.
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
+import type { SubjectTable } from '../../platform/subject-data.js';
 
 export interface RecordedPrediction {
   id: string;
@@ -128,17 +129,15 @@ export async function staleModels(db: Queryable, model: string, fittedBefore: Da
 }
 
 const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
-export const subjectPredictionsWhere = { from: 'behavior_predictions', where: SUBJECT } as const;
-/** A subject waiting to be mined names it too. */
-export const subjectMiningQueueWhere = { from: 'behavior_mining_queue', where: SUBJECT } as const;
 
-/** A page of the subject's recorded predictions, as stored (snake_case), by id. */
-export async function subjectPredictionRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, subject_kind, subject_external_id, target_kind, event_type, attribute_key, horizon_days, lookback_days, model, probability, probability_lower, probability_upper,
-            value, value_lower, value_upper, expected_at, expected_at_lower, expected_at_upper, explanation, evidence_memory_ids, made_at, due_at, scored_at, hit, realized_value
-       FROM behavior_predictions WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
+/** The subject's recorded predictions (data-subject rights). */
+export const SUBJECT_PREDICTIONS: SubjectTable = {
+  from: 'behavior_predictions',
+  where: SUBJECT,
+  key: 'id',
+  columns: `id, subject_kind, subject_external_id, target_kind, event_type, attribute_key, horizon_days, lookback_days, model, probability, probability_lower, probability_upper,
+    value, value_lower, value_upper, expected_at, expected_at_lower, expected_at_upper, explanation, evidence_memory_ids, made_at, due_at, scored_at, hit, realized_value`,
+};
+
+/** A subject waiting to be mined names it too. */
+export const SUBJECT_MINING_QUEUE = { from: 'behavior_mining_queue', where: SUBJECT } as const;

@@ -1,33 +1,27 @@
 // SQL for one subject's typed data (data-subject rights): its observations, its running
 // statistics, and its rows still waiting in a queued batch.
 import type { Queryable } from '../../platform/db.js';
+import type { SubjectTable } from '../../platform/subject-data.js';
 
 const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
 /** A queued batch holding at least one row of the subject (a containment test the planner can check cheaply). */
 const BATCH_HOLDS_SUBJECT = `project_id = $1 AND observations @> jsonb_build_array(jsonb_build_object('subjectKind', $2::text, 'subjectExternalId', $3::text))`;
 const ROW_IS_SUBJECT = `e->>'subjectKind' = $2 AND e->>'subjectExternalId' = $3`;
 
-export const subjectObservationsWhere = { from: 'typed_observations', where: SUBJECT } as const;
-export const subjectAccumulatorsWhere = { from: 'typed_accumulators', where: SUBJECT } as const;
+export const SUBJECT_OBSERVATIONS: SubjectTable = {
+  from: 'typed_observations',
+  where: SUBJECT,
+  key: 'id',
+  columns: 'id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at, source, trust, status, quarantine_reason, raw, created_at',
+};
 
-export async function subjectObservationRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at, source, trust, status, quarantine_reason, raw, created_at
-       FROM typed_observations WHERE ${SUBJECT} AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
-
-/** The subject's running statistics, one row per attribute (few: no paging needed beyond the limit). */
-export async function subjectAccumulatorRows(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query(
-    `SELECT attribute_key, subject_kind, subject_external_id, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, cumulative, ewma, ewma_var, updated_at
-       FROM typed_accumulators WHERE ${SUBJECT} AND ($4::text IS NULL OR attribute_key > $4) ORDER BY attribute_key LIMIT $5`,
-    [projectId, kind, externalId, after, limit],
-  );
-  return rows;
-}
+/** The subject's running statistics, one row per attribute. */
+export const SUBJECT_ACCUMULATORS: SubjectTable = {
+  from: 'typed_accumulators',
+  where: SUBJECT,
+  key: 'attribute_key',
+  columns: 'attribute_key, subject_kind, subject_external_id, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, cumulative, ewma, ewma_var, updated_at',
+};
 
 /** Ids of queued batches (accepted by enqueue, not yet ingested) holding rows of the subject, a page at a time. */
 export async function subjectQueuedBatchIds(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<string[]> {
