@@ -9,7 +9,10 @@ import { AuditLog } from './audit-log.js';
 import { complianceRoutes } from './routes.js';
 import { ComplianceService } from './service.js';
 
-export type ComplianceApi = Pick<ComplianceService, 'hardDelete' | 'exportScope' | 'exportJson' | 'audit'>;
+export type ComplianceApi = Pick<ComplianceService, 'hardDelete' | 'exportScope' | 'exportJson' | 'audit'> & {
+  /** Resolves once every audited call so far is written with its outcome. */
+  auditSettled(): Promise<void>;
+};
 
 export type ComplianceJobs = {
   'compliance.prune-audit': { payload: Record<string, never>; result: { pruned: number } };
@@ -22,13 +25,11 @@ export function createComplianceModule(
 ): DomainModule<ComplianceApi, ComplianceJobs> {
   const { config, db } = runtime;
   const compliance = new ComplianceService(db, modules, deps.memory, runtime.log);
-  if (config.auditLog) {
-    const log = new AuditLog(db);
-    deps.tenancy.onAudit((record) => log.record(record));
-  }
+  const auditLog = config.auditLog ? new AuditLog(db, runtime.log) : undefined;
+  if (auditLog) deps.tenancy.onAudit((record) => auditLog.begin(record));
   return {
     name: 'compliance',
-    api: bindMethods(compliance, ['hardDelete', 'exportScope', 'exportJson', 'audit']),
+    api: { ...bindMethods(compliance, ['hardDelete', 'exportScope', 'exportJson', 'audit']), auditSettled: async () => auditLog?.settled() },
     routes: async (app) => app.register(complianceRoutes, { compliance }),
     jobs: { 'compliance.prune-audit': async () => ({ pruned: await compliance.prune(config.auditRetentionDays) }) },
     schedules: [{ id: 'compliance.prune-audit', job: 'compliance.prune-audit', payload: {}, cron: '30 2 * * *' }],

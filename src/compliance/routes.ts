@@ -62,7 +62,7 @@ export const complianceRoutes: FastifyPluginAsyncTypebox<{ compliance: Complianc
         description:
           'One row per call to an audited route or MCP tool (each route says "Audited as ..." in its description), and one tombstone per hard delete. ' +
           "A row names the key (actor: its id; actorName), the event type, the subject (subjectKind, and subjectRef: a digest, since the log never holds a subject's id in clear), the query text, the memories in the answer (memoryIds, comma-separated), resultCount and metadata (method, route, statusCode, requestId). " +
-          'Each row is committed before its call answers, in batches shared by the calls in flight. Rows are kept COMPLIANCE_AUDIT_RETENTION_DAYS (400 by default); tombstones always.',
+          "Each row is inserted while its call works and committed before the call answers (a failure to record answers 503); the outcome (statusCode, resultCount, memoryIds) is written behind the answer, and a row whose outcome a crash lost keeps metadata.incomplete: true. Both steps are batched across the calls in flight. Rows are kept COMPLIANCE_AUDIT_RETENTION_DAYS (400 by default); tombstones always.",
         querystring: AuditQuerySchema,
         response: { 200: Type.Array(AuditRowSchema) },
       },

@@ -56,6 +56,28 @@ export async function insertAuditRows(db: Queryable, rows: readonly NewAuditRow[
   );
 }
 
+/** A call's outcome, for its row. */
+export interface AuditOutcomeRow {
+  id: string;
+  projectId: string;
+  resultCount: number;
+  memoryIds: readonly string[];
+  metadata: Record<string, unknown>;
+}
+
+/** Many outcomes in one statement: each row gets its counts and loses its `incomplete` mark. */
+export async function completeAuditRows(db: Queryable, rows: readonly AuditOutcomeRow[]): Promise<void> {
+  await db.query(
+    `UPDATE compliance_audit a
+        SET result_count = r.result_count,
+            memory_ids = coalesce(ARRAY(SELECT jsonb_array_elements_text(r.memory_ids)), '{}'),
+            metadata = (a.metadata - 'incomplete') || r.metadata
+       FROM jsonb_to_recordset($1::jsonb) AS r(project_id text, id text, result_count integer, memory_ids jsonb, metadata jsonb)
+      WHERE a.project_id = r.project_id AND a.id = r.id`,
+    [JSON.stringify(rows.map((r) => ({ project_id: r.projectId, id: r.id, result_count: r.resultCount, memory_ids: r.memoryIds, metadata: r.metadata })), storable)],
+  );
+}
+
 /** After a hard delete: the subject's earlier rows keep who, when and what kind of call, not the query text. */
 export async function redactSubjectQueries(tx: Queryable, projectId: string, subjectRef: string): Promise<number> {
   const { rowCount } = await tx.query(

@@ -44,6 +44,13 @@ export function buildMcpServer(tools: readonly ToolDefinition[], access: Pick<Te
     server.registerTool(tool.name, { description: tool.description, inputSchema: { ...COMPATIBILITY, ...tool.inputSchema } }, async (args: Record<string, unknown>) => {
       let statusCode = 200;
       let result: unknown;
+      // Begun as the tool starts (written while it works), durable before it answers, like a route's.
+      const ticket = tool.audit
+        ? access.audit(
+            { projectId, keyId: principal.keyId, keyName: principal.keyName, eventType: tool.audit, method: 'MCP', route: tool.name, requestId: caller.requestId, at: new Date(), input: { body: args } },
+            log,
+          )
+        : undefined;
       try {
         access.assertPermission(principal, tool.permission);
         const claimed = args.projectId;
@@ -55,24 +62,9 @@ export function buildMcpServer(tools: readonly ToolDefinition[], access: Pick<Te
         if (statusCode >= 500) log.error({ err: thrown, tool: tool.name }, 'MCP tool failed');
         return failure(error);
       } finally {
-        // Recorded before the answer leaves, like a route's (a failed record fails the call).
-        if (tool.audit) {
-          await access.audit(
-            {
-              projectId,
-              keyId: principal.keyId,
-              keyName: principal.keyName,
-              eventType: tool.audit,
-              method: 'MCP',
-              route: tool.name,
-              statusCode,
-              requestId: caller.requestId,
-              at: new Date(),
-              input: { body: args },
-              result: result instanceof ToolTexts ? undefined : result,
-            },
-            log,
-          );
+        if (ticket) {
+          await ticket.durable;
+          ticket.end({ statusCode, result: result instanceof ToolTexts ? undefined : result });
         }
       }
       return ok(result);

@@ -8,7 +8,7 @@ import type { AuditEventType } from '../platform/access.js';
 import { DependencyUnavailableError } from '../platform/errors.js';
 import { SubjectSchema, type Subject } from '../platform/common-schemas.js';
 
-/** One audited call, as the caller's key made it. */
+/** One audited call, as the caller's key made it, known before the route answers. */
 export interface AuditCall {
   projectId: string;
   keyId: string;
@@ -18,21 +18,23 @@ export interface AuditCall {
   method: string;
   /** The route pattern, or the MCP tool name. */
   route: string;
-  statusCode: number;
   requestId: string;
   at: Date;
   /** What the caller sent: the body, then the query string (or the tool's arguments). */
   input: { body?: unknown; query?: unknown };
+}
+
+/** How an audited call ended. */
+export interface AuditOutcome {
+  statusCode: number;
   /** The answer's payload (object or array) when there is one. */
   result?: unknown;
-  /** What the route itself says about the call, over what is read from input and result. */
+  /** What the route itself says about the call, over what is read from its answer. */
   detail?: Partial<AuditDetail>;
 }
 
 /** What an audit row says about the data touched. */
 export interface AuditDetail {
-  subject: Subject | null;
-  query: string | null;
   /** Memories in the answer (at most MAX_AUDITED_IDS). */
   memoryIds: string[];
   /** Rows in the answer (the length of its list, 1 for a single object, 0 for an error). */
@@ -40,9 +42,26 @@ export interface AuditDetail {
   metadata: Record<string, unknown>;
 }
 
-export type AuditRecord = Omit<AuditCall, 'input' | 'result' | 'detail'> & AuditDetail;
+/** The row of a call as it starts: who, what kind of call, about whom, asking what. */
+export type AuditRecord = Omit<AuditCall, 'input'> & { subject: Subject | null; query: string | null };
 
-export type AuditListener = (record: AuditRecord) => Promise<void>;
+/** Its outcome, for the same row. */
+export type AuditResult = { projectId: string; statusCode: number } & AuditDetail;
+
+/** A listener's hold on one call's row: durable once `durable` resolves; `end` records the outcome behind the answer. */
+export interface AuditEntry {
+  durable: Promise<void>;
+  end(result: AuditResult): void;
+}
+
+export type AuditListener = (record: AuditRecord) => AuditEntry;
+
+/** The seam's hold on one call, across its listeners. */
+export interface AuditTicket {
+  /** Resolves once every listener holds the call durably; rejects (503) when one cannot. */
+  durable: Promise<void>;
+  end(outcome: AuditOutcome): void;
+}
 
 export const MAX_AUDITED_IDS = 1000;
 const MAX_QUERY = 2000;
@@ -85,20 +104,23 @@ function listOf(result: unknown): readonly unknown[] | undefined {
   return undefined;
 }
 
-/** The detail of a call, read from what it was sent and what it answered; the route's own detail wins. */
-export function auditDetail(call: AuditCall): AuditDetail {
-  const failed = call.statusCode >= 400;
-  const list = failed ? undefined : listOf(call.result);
-  const single = !failed && list === undefined && isObject(call.result) ? [call.result] : [];
-  const items = list ?? single;
+/** The row of a call as it starts, read from what it was sent. */
+export function auditRecord(call: AuditCall): AuditRecord {
+  const { input, ...who } = call;
+  return { ...who, subject: subjectOfInput(input), query: queryOfInput(input) };
+}
+
+/** The detail of a call's outcome, read from what it answered; the route's own detail wins. */
+export function auditDetail(call: Pick<AuditCall, 'method' | 'route' | 'requestId'>, outcome: AuditOutcome): AuditDetail {
+  const failed = outcome.statusCode >= 400;
+  const list = failed ? undefined : listOf(outcome.result);
+  const items = list ?? (!failed && isObject(outcome.result) ? [outcome.result] : []);
   const memoryIds = [...new Set(items.map(memoryIdOf).filter((id): id is string => id !== undefined))].slice(0, MAX_AUDITED_IDS);
   return {
-    subject: subjectOfInput(call.input),
-    query: queryOfInput(call.input),
     memoryIds,
     resultCount: failed ? 0 : items.length,
-    ...call.detail,
-    metadata: { method: call.method, route: call.route, statusCode: call.statusCode, requestId: call.requestId, ...call.detail?.metadata },
+    ...outcome.detail,
+    metadata: { method: call.method, route: call.route, statusCode: outcome.statusCode, requestId: call.requestId, ...outcome.detail?.metadata },
   };
 }
 
@@ -109,24 +131,37 @@ export class Audit {
     this.listeners.push(listener);
   }
 
-  get active(): boolean {
-    return this.listeners.length > 0;
+  /**
+   * Starts a call's record with every listener, as the route starts its work (the row is written
+   * while the route works). Await `durable` before answering: a listener that cannot hold the
+   * record makes the call answer 503 rather than data the log does not show was read. Then `end`
+   * hands over the outcome, which listeners write behind the answer.
+   */
+  begin(call: AuditCall, log: FastifyBaseLogger): AuditTicket {
+    const record = auditRecord(call);
+    const entries = this.listeners.map((listener) => listener(record));
+    const durable = Promise.all(entries.map((e) => e.durable)).then(
+      () => undefined,
+      (error: unknown) => {
+        log.error({ err: error, eventType: call.eventType }, 'audit record failed');
+        throw new DependencyUnavailableError('the audit log could not record this call, so it was not answered; retry shortly', { cause: error });
+      },
+    );
+    // Awaited later (when the route answers); until then a failure must not count as unhandled.
+    durable.catch(() => undefined);
+    return {
+      durable,
+      end: (outcome) => {
+        const result: AuditResult = { projectId: call.projectId, statusCode: outcome.statusCode, ...auditDetail(call, outcome) };
+        for (const entry of entries) entry.end(result);
+      },
+    };
   }
 
-  /**
-   * Hands the call's record to every listener and resolves once all have it (the log resolves when
-   * the row is durable). A listener's failure is logged and rethrown: the caller answers an error
-   * rather than data the log does not show was read.
-   */
-  async publish(call: AuditCall, log: FastifyBaseLogger): Promise<void> {
-    if (this.listeners.length === 0) return;
-    const { input: _input, result: _result, detail: _detail, ...who } = call;
-    const record: AuditRecord = { ...who, ...auditDetail(call) };
-    try {
-      await Promise.all(this.listeners.map((listener) => listener(record)));
-    } catch (error) {
-      log.error({ err: error, eventType: call.eventType }, 'audit record failed');
-      throw new DependencyUnavailableError('the audit log could not record this call, so it was not answered; retry shortly', { cause: error });
-    }
+  /** A whole call at once (begun and ended together): for calls that never reached their handler. */
+  async record(call: AuditCall, outcome: AuditOutcome, log: FastifyBaseLogger): Promise<void> {
+    const ticket = this.begin(call, log);
+    await ticket.durable;
+    ticket.end(outcome);
   }
 }

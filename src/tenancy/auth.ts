@@ -8,7 +8,7 @@ import fp from 'fastify-plugin';
 import { errorResponses } from '../platform/error-handler.js';
 import { isAuditEventType, type AuditEventType, type Permission } from '../platform/access.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
-import type { Audit, AuditDetail } from './audit.js';
+import type { Audit, AuditCall, AuditDetail, AuditTicket } from './audit.js';
 import type { Feature } from './plans.js';
 import type { Principal, TenancyService } from './service.js';
 
@@ -27,7 +27,9 @@ declare module 'fastify' {
     auditDetail?: Partial<AuditDetail>;
     /** The answer's object, kept for the audit record. */
     auditResult?: unknown;
-    /** Set once the call's audit record is written (an error answer after a failed write is not recorded twice). */
+    /** The call's audit record, begun before its handler runs. */
+    auditTicket?: AuditTicket;
+    /** Set once the call's audit record is settled (an error answer after a failed write is not recorded twice). */
     audited?: boolean;
   }
 }
@@ -77,36 +79,41 @@ async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyServ
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
 
+  const auditCall = (request: FastifyRequest, eventType: AuditEventType): AuditCall => ({
+    projectId: request.principal.projectId,
+    keyId: request.principal.keyId,
+    keyName: request.principal.keyName,
+    eventType,
+    method: request.method,
+    route: request.routeOptions.url ?? request.url,
+    requestId: request.id,
+    at: new Date(),
+    input: { body: request.body, query: request.query },
+  });
+
+  // An audited call's row is written while its handler works (it knows who, what and about whom
+  // once the input is validated), so a route slower than one insert pays nothing for it.
+  app.addHook('preHandler', async (request) => {
+    const eventType = request.routeOptions.config.audit;
+    if (eventType !== undefined && request.principal) request.auditTicket = audit.begin(auditCall(request, eventType), request.log);
+  });
+
   // The answer's object (not yet serialised) is kept for the audit record: what it lists.
   app.addHook('preSerialization', async (request, _reply, payload) => {
     if (request.routeOptions.config.audit !== undefined) request.auditResult = payload;
     return payload;
   });
 
-  // Every audited call is recorded before its answer leaves (the log resolves once the row is
-  // durable): only calls that got past authentication, since a refused key touched nothing.
+  // No audited answer leaves before its row is durable; the outcome (status, rows, memories) is
+  // written behind it. Only calls that got past authentication: a refused key touched nothing.
   app.addHook('onSend', async (request, reply, payload) => {
     const eventType = request.routeOptions.config.audit;
     if (eventType === undefined || !request.principal || request.audited) return payload;
     request.audited = true;
-    const { principal } = request;
-    await audit.publish(
-      {
-        projectId: principal.projectId,
-        keyId: principal.keyId,
-        keyName: principal.keyName,
-        eventType,
-        method: request.method,
-        route: request.routeOptions.url ?? request.url,
-        statusCode: reply.statusCode,
-        requestId: request.id,
-        at: new Date(),
-        input: { body: request.body, query: request.query },
-        result: request.auditResult,
-        detail: request.auditDetail,
-      },
-      request.log,
-    );
+    // A call refused before its handler (validation) begins its record here.
+    const ticket = request.auditTicket ?? audit.begin(auditCall(request, eventType), request.log);
+    await ticket.durable;
+    ticket.end({ statusCode: reply.statusCode, result: request.auditResult, detail: request.auditDetail });
     return payload;
   });
 }

@@ -12,7 +12,7 @@ import { bootstrap, type BootstrapResult } from './bootstrap.js';
 import keyRateLimit from './rate-limit.js';
 import { TenancyService } from './service.js';
 
-export type { AuditCall, AuditDetail, AuditListener, AuditRecord } from './audit.js';
+export type { AuditCall, AuditDetail, AuditEntry, AuditListener, AuditOutcome, AuditRecord, AuditResult, AuditTicket } from './audit.js';
 export type { BootstrapResult } from './bootstrap.js';
 export type { CreatedKey, Principal } from './service.js';
 export type { Entitlements, Feature, Meter, Plan } from './plans.js';
@@ -50,8 +50,8 @@ export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> 
   bootstrap(): Promise<BootstrapResult>;
   /** Subscribes to every audited call (the compliance domain keeps the log). */
   onAudit: Audit['subscribe'];
-  /** Publishes an audited call made outside the HTTP routes (an MCP tool); resolves once it is recorded. */
-  audit: Audit['publish'];
+  /** Begins the record of an audited call made outside the HTTP routes (an MCP tool). */
+  audit: Audit['begin'];
 };
 
 export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'log'> & Partial<Pick<Runtime, 'gateway'>>): DomainModule<TenancyApi> {
@@ -77,7 +77,7 @@ export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'lo
       access,
       bootstrap: () => bootstrap(runtime.config, service),
       onAudit: (listener) => audit.subscribe(listener),
-      audit: (record, log) => audit.publish(record, log),
+      audit: (call, log) => audit.begin(call, log),
     },
   };
 }

@@ -1,10 +1,11 @@
 // Every audited route (its OpenAPI description says "Audited as <type>."), called with a valid
-// request generated from its schema, leaves exactly one audit row naming the key, the event type,
-// the route and the status, before its answer arrives; an unaudited route leaves none. Read routes
+// request generated from its schema, leaves exactly one audit row naming the key and the event
+// type before its answer arrives, and its route and status once the outcome is written behind the
+// answer; an unaudited route leaves none. Read routes
 // that take a subject record it (as a digest), so a subject filter finds them.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subjectRef } from '../../src/compliance/audit-log.js';
+import { AuditLog, subjectRef } from '../../src/compliance/audit-log.js';
 import { projectOperations, type Operation } from '../helpers/fuzz-requests.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { SchemaFuzzer } from '../helpers/schema-arbitrary.js';
@@ -56,11 +57,14 @@ describe('the audit log covers every audited route', () => {
       const qs = new URLSearchParams(Object.entries(query as Record<string, unknown>).map(([k, v]) => [k, String(v)])).toString();
       const res = await h.call(op.method, p.projectId, qs ? `${path}?${qs}` : path, { body });
       // The row is durable when the answer arrives: no waiting.
-      const rows = await rowsOf(p.projectId);
       if (op.audit && res.statusCode !== 401 && res.statusCode !== 429) expected += 1;
-      expect(rows.length, `${op.key} -> ${res.statusCode}`).toBe(expected);
+      expect((await rowsOf(p.projectId)).length, `${op.key} -> ${res.statusCode}`).toBe(expected);
+      // Its outcome is written behind the answer.
+      await h.apis.compliance.auditSettled();
+      const rows = await rowsOf(p.projectId);
       if (op.audit) {
         expect(rows.at(-1), op.key).toMatchObject({ event_type: op.audit, key_id: key.id, metadata: { method: op.method, statusCode: res.statusCode } });
+        expect(rows.at(-1)!.metadata).not.toHaveProperty('incomplete');
         expect(rows.at(-1)!.metadata.route).toBe(`/api/v1/projects/:projectId${op.path.replace(/\{(\w+)\}/g, ':$1')}`);
       }
     }
@@ -74,11 +78,35 @@ describe('the audit log covers every audited route', () => {
       expect((await h.call('POST', p.projectId, '/admin/memory', { body: { subject, content, type: 'preference' } })).statusCode).toBe(201);
     }
     const found = (await h.call('POST', p.projectId, '/memory/search', { body: { query: 'jasmine tea', subject } })).json();
+    await h.apis.compliance.auditSettled();
     const rows = await rowsOf(p.projectId);
     const search = rows.find((r) => r.event_type === 'read.search')!;
     expect(search.subject_ref).toBe(subjectRef(p.projectId, subject.kind, subject.externalId));
     expect(search.result_count).toBe(found.length);
     const ids = (await h.db.query<{ memory_ids: string[] }>(`SELECT memory_ids FROM compliance_audit WHERE project_id = $1 AND event_type = 'read.search'`, [p.projectId])).rows[0]!.memory_ids;
     expect(ids.sort()).toEqual(found.map((m: { id: string }) => m.id).sort());
+  });
+
+  it('holds a begun row durably before its outcome, marked incomplete until the outcome is written (as a crash would leave it)', async () => {
+    const p = await h.project();
+    const log = new AuditLog(h.db, h.lattice.runtime.log);
+    const record = { projectId: p.projectId, keyId: 'key_x', keyName: 'ops', eventType: 'read.search' as const, method: 'POST', route: '/r', requestId: 'req-1', at: new Date(), subject: { kind: 'user', externalId: 'u9' }, query: 'tea' };
+    const entries = [log.begin(record), log.begin({ ...record, requestId: 'req-2' })];
+    await Promise.all(entries.map((e) => e.durable));
+    const begun = await rowsOf(p.projectId);
+    expect(begun).toHaveLength(2);
+    expect(begun.every((r) => (r.metadata as unknown as { incomplete: boolean }).incomplete === true && r.result_count === 0)).toBe(true);
+    entries[0]!.end({ projectId: p.projectId, statusCode: 200, resultCount: 3, memoryIds: ['mem_a', 'mem_b'], metadata: { statusCode: 200 } });
+    await log.settled();
+    const [done, crashed] = await rowsOf(p.projectId);
+    expect(done).toMatchObject({ result_count: 3, metadata: { statusCode: 200, method: 'POST' } });
+    expect(done!.metadata).not.toHaveProperty('incomplete');
+    expect(crashed!.metadata).toMatchObject({ incomplete: true });
+    // The listing shows both; the subject is a digest.
+    const listed = (await h.call('GET', p.projectId, '/memory-compliance/audit?subjectKind=user&subjectExternalId=u9')).json();
+    expect(listed.map((r: { actorName: string; memoryIds: string | null }) => [r.actorName, r.memoryIds])).toEqual([
+      ['ops', null],
+      ['ops', 'mem_a,mem_b'],
+    ]);
   });
 });

@@ -245,6 +245,7 @@ describe('compliance: export, hard delete, audit', () => {
     expect(search.length ?? search.results?.length).toBeGreaterThan(0);
     await ok(await h.call('POST', p.projectId, '/lattice/context', { body: { subject: carol } }));
     await exportOf(p, carol);
+    await h.apis.compliance.auditSettled();
     const log = await ok(await h.call('GET', p.projectId, `/memory-compliance/audit?subjectKind=customer&subjectExternalId=${carol.externalId}`));
     const types = log.map((r: { eventType: string }) => r.eventType);
     expect(types).toEqual(expect.arrayContaining(['write.memory', 'read.search', 'read.context', 'read.export']));

@@ -1,9 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import errorHandler from '../../src/platform/error-handler.js';
-import type { AuditRecord } from '../../src/tenancy/index.js';
+import type { AuditRecord, AuditResult } from '../../src/tenancy/index.js';
 import { hashKey } from '../../src/tenancy/keys.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+
+/** The start of an audited call's record, completed by its outcome (as the audit log keeps it). */
+type Recorded = AuditRecord & Partial<AuditResult>;
 
 const BACKFILL = '/admin/memory/embeddings/backfill';
 
@@ -159,10 +162,15 @@ describe('entitlements and meters', () => {
 
 describe('the audit marker', () => {
   let h: Harness;
-  const records: AuditRecord[] = [];
+  const records: Recorded[] = [];
   beforeAll(async () => {
     h = await createHarness();
-    h.apis.tenancy.onAudit(async (record) => void records.push(record));
+    h.apis.tenancy.onAudit((record) => {
+      // The start of the call's record, completed by its outcome (as the audit log keeps it).
+      const entry: Recorded = { ...record };
+      records.push(entry);
+      return { durable: Promise.resolve(), end: (result) => Object.assign(entry, result) };
+    });
   });
   afterAll(() => h?.close());
 
