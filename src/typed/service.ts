@@ -97,12 +97,12 @@ export class TypedService {
   }
 
   /** The job: ingests one queued batch and deletes it in the same transaction (exactly once). */
-  async ingestQueued(batchId: string): Promise<IngestReport | undefined> {
+  async ingestQueued(projectId: string, batchId: string): Promise<IngestReport | undefined> {
     const result = await this.db.transaction(async (tx) => {
-      const batch = await batches.claimIngestBatch(tx, batchId);
-      if (!batch) return undefined;
-      const ingested = await this.ingestInTransaction(tx, batch.projectId, batch.observations);
-      await batches.deleteIngestBatch(tx, batchId);
+      const observations = await batches.claimIngestBatch(tx, projectId, batchId);
+      if (!observations) return undefined;
+      const ingested = await this.ingestInTransaction(tx, projectId, observations);
+      await batches.deleteIngestBatch(tx, projectId, batchId);
       return ingested;
     });
     if (!result) return undefined;
@@ -258,8 +258,8 @@ export class TypedService {
 
 export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
   return {
-    'typed.ingest': async ({ batchId }) => {
-      const report = await typed.ingestQueued(batchId);
+    'typed.ingest': async ({ projectId, batchId }) => {
+      const report = await typed.ingestQueued(projectId, batchId);
       return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
     },
     'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),

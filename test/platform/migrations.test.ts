@@ -35,6 +35,38 @@ describe(`migrations on ${backend}`, () => {
     expect((await db.query('SELECT id FROM projects')).rows).toEqual([{ id: 'kept' }]);
   });
 
+  it('re-keys the six older project tables by (project_id, id) keeping their rows (0013), so ids are unique per project', async () => {
+    database = await createTestDatabase();
+    const db = await database.open();
+    const all = await loadMigrations();
+    await migrate(db, all.filter((m) => m.version < 13));
+    await db.exec(`
+      INSERT INTO projects (id, name) VALUES ('pa', 'a'), ('pb', 'b');
+      INSERT INTO memories (id, project_id, content, content_hash) VALUES ('mine', 'pa', 'Likes tea', 'h1');
+      INSERT INTO events (id, project_id, event_type, severity, dedupe_key, occurred_at) VALUES ('evt_1', 'pa', 'x', 'info', 'k1', now());
+      INSERT INTO typed_attributes (id, project_id, attribute_key, data_type) VALUES ('tat_1', 'pa', 'hr', 'numeric');
+      INSERT INTO typed_ingest_batches (id, project_id, observations, row_count) VALUES ('tib_1', 'pa', '[]', 0);
+      INSERT INTO alert_rules (id, project_id, name, trigger, notify) VALUES ('alr_1', 'pa', 'r', '{}', '[]');
+      INSERT INTO alert_fires (id, project_id, alert_rule_id, dedupe_key) VALUES ('fire_1', 'pa', 'alr_1', 'd');`);
+    const count = async () =>
+      (await db.query<{ n: string }>(`SELECT (SELECT count(*) FROM memories) + (SELECT count(*) FROM events) + (SELECT count(*) FROM typed_attributes)
+        + (SELECT count(*) FROM typed_ingest_batches) + (SELECT count(*) FROM alert_rules) + (SELECT count(*) FROM alert_fires) AS n`)).rows[0]!.n;
+    expect(Number(await count())).toBe(6);
+    expect((await migrate(db)).applied).toContain('0013_project_keys');
+    expect(Number(await count())).toBe(6);
+    const keys = await db.query<{ table: string; key: string }>(`
+      SELECT c.conrelid::regclass::text AS table, pg_get_constraintdef(c.oid) AS key FROM pg_constraint c
+       WHERE c.contype = 'p' AND c.conrelid::regclass::text IN ('memories', 'events', 'typed_attributes', 'typed_ingest_batches', 'alert_rules', 'alert_fires') ORDER BY 1`);
+    expect(keys.rows.map((r) => r.key)).toEqual(Array(6).fill('PRIMARY KEY (project_id, id)'));
+    // A client's memory id is its project's: another project may use it too.
+    await db.query(`INSERT INTO memories (id, project_id, content, content_hash) VALUES ('mine', 'pb', 'Likes coffee', 'h2')`);
+    await expect(db.query(`INSERT INTO memories (id, project_id, content, content_hash) VALUES ('mine', 'pa', 'again', 'h3')`)).rejects.toMatchObject({ code: '23505', constraint: 'memories_pkey' });
+    // A fire belongs to a rule of its own project, and goes with it.
+    await expect(db.query(`INSERT INTO alert_fires (id, project_id, alert_rule_id, dedupe_key) VALUES ('fire_2', 'pb', 'alr_1', 'd')`)).rejects.toMatchObject({ code: '23503' });
+    await db.query(`DELETE FROM alert_rules WHERE project_id = 'pa' AND id = 'alr_1'`);
+    expect((await db.query('SELECT 1 FROM alert_fires')).rows).toEqual([]);
+  });
+
   it('applies each migration exactly once when several runners start at once', async () => {
     database = await createTestDatabase();
     // On Postgres each runner has its own connection pool, as separate processes would.

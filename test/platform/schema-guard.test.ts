@@ -13,19 +13,10 @@ const TENANT_DIRECTORY: Record<string, string> = {
   api_keys: 'looked up by key hash before the project is known; a reference table when sharded',
 };
 
-// Tables that predate the rule; the scale issue gives each a project-scoped key. Each entry names the
-// offending key itself, not just the table, so a new offence on a listed table still fails.
-const KNOWN_EXCEPTIONS: Record<string, string[]> = {
-  memories: ['rule A: primary key memories_pkey (id)'],
-  events: ['rule A: primary key events_pkey (id)'],
-  typed_attributes: ['rule A: primary key typed_attributes_pkey (id)'],
-  typed_ingest_batches: ['rule A: primary key typed_ingest_batches_pkey (id)'],
-  alert_rules: ['rule A: primary key alert_rules_pkey (id)'],
-  alert_fires: [
-    'rule A: primary key alert_fires_pkey (id)',
-    'rule B: foreign key alert_fires_alert_rule_id_fkey (alert_rule_id) -> alert_rules (id)',
-  ],
-};
+// Tables that predate the rule. Migration 0013 gave the last six (memories, events, typed_attributes,
+// typed_ingest_batches, alert_rules, alert_fires) project-scoped keys; an entry names the offending
+// key itself, not just the table, so a new offence on a listed table would still fail.
+const KNOWN_EXCEPTIONS: Record<string, string[]> = {};
 
 interface Catalog {
   /** Every table in public with a project_id column. */

@@ -12,16 +12,16 @@ export async function insertIngestBatch(db: Queryable, id: string, projectId: st
 }
 
 /** Locks and answers a queued batch; undefined when it was already ingested (or is being ingested). */
-export async function claimIngestBatch(db: Queryable, id: string): Promise<{ projectId: string; observations: ObservationInput[] } | undefined> {
-  const { rows } = await db.query<{ project_id: string; observations: ObservationInput[] }>(
-    'SELECT project_id, observations FROM typed_ingest_batches WHERE id = $1 FOR UPDATE SKIP LOCKED',
-    [id],
+export async function claimIngestBatch(db: Queryable, projectId: string, id: string): Promise<ObservationInput[] | undefined> {
+  const { rows } = await db.query<{ observations: ObservationInput[] }>(
+    'SELECT observations FROM typed_ingest_batches WHERE project_id = $1 AND id = $2 FOR UPDATE SKIP LOCKED',
+    [projectId, id],
   );
-  return rows[0] && { projectId: rows[0].project_id, observations: rows[0].observations };
+  return rows[0]?.observations;
 }
 
-export async function deleteIngestBatch(db: Queryable, id: string): Promise<void> {
-  await db.query('DELETE FROM typed_ingest_batches WHERE id = $1', [id]);
+export async function deleteIngestBatch(db: Queryable, projectId: string, id: string): Promise<void> {
+  await db.query('DELETE FROM typed_ingest_batches WHERE project_id = $1 AND id = $2', [projectId, id]);
 }
 
 /** Queued batches older than `olderThanMs`: re-enqueued at start, in case their job was lost. */
