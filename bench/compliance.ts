@@ -93,7 +93,7 @@ import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import { openDatabase } from '../src/platform/runtime.js';
 import {
-  configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, runBench, summarise,
+  configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, optionalInt, perSecond, positiveInt, progress, queryTemplates, runBench, summarise,
   withThrowawayPostgres, type Summary,
 } from './support.js';
 
@@ -106,14 +106,6 @@ process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
 process.env.REQUEST_TIMEOUT_MS ??= '600000';
 process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
 
-const optionalInt = (key: string): number | undefined => {
-  const text = process.env[key];
-  if (text === undefined || text.trim() === '') return undefined;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
-  return value;
-};
-const positiveInt = (key: string, fallback: number): number => optionalInt(key) ?? fallback;
 
 const PARTS = new Set((process.env.BENCH_COMPLIANCE_PARTS ?? '1,2').split(',').map((s) => s.trim()));
 const AUDIT_MEMORIES = positiveInt('BENCH_COMPLIANCE_AUDIT_MEMORIES', 4000);

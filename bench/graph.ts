@@ -77,21 +77,13 @@ import type { Lattice } from '../src/modules.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import {
-  makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, recordingDb, runBench, sleep, summarise,
+  makeTexts, markdownTable, memoryTemplates, ms, mulberry32, optionalInt, perSecond, positiveInt, progress, recordingDb, runBench, sleep, summarise,
   onEachBackend, ProjectClient, type Statement, type Summary,
 } from './support.js';
 
 process.env.REQUEST_TIMEOUT_MS ??= '600000';
 process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
 
-const optionalInt = (key: string): number | undefined => {
-  const text = process.env[key];
-  if (text === undefined || text.trim() === '') return undefined;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
-  return value;
-};
-const positiveInt = (key: string, fallback: number): number => optionalInt(key) ?? fallback;
 
 const EDGES_OVERRIDE = optionalInt('BENCH_GRAPH_EDGES');
 const MEMORIES_OVERRIDE = optionalInt('BENCH_GRAPH_MEMORIES');

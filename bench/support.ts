@@ -63,6 +63,18 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   ].join('\n');
 }
 
+/** A positive integer setting from the environment; undefined when unset or empty. */
+export const optionalInt = (key: string): number | undefined => {
+  const text = process.env[key];
+  if (text === undefined || text.trim() === '') return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
+  return value;
+};
+
+/** A positive integer setting from the environment, or the fallback. */
+export const positiveInt = (key: string, fallback: number): number => optionalInt(key) ?? fallback;
+
 export const sleep = (delayMs: number) => new Promise<void>((resolve) => setTimeout(resolve, delayMs));
 
 // ---------------------------------------------------------------------------------------------
