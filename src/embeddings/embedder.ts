@@ -51,15 +51,22 @@ export class LocalEmbedder implements Embedder {
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     const pool = options.background ? this.backgroundPool : this.pool;
     const slots = this.slots.get(pool)!;
-    const chunks: string[][] = [];
-    for (let i = 0; i < texts.length; i += LOCAL_CHUNK) chunks.push(texts.slice(i, i + LOCAL_CHUNK));
-    const outputs = await Promise.all(chunks.map((chunk) => slots.use(() => pool.run('embed', { texts: chunk }))));
-    const result: Float32Array[] = [];
-    outputs.forEach((vectors, i) => {
-      if (!(vectors instanceof Float32Array) || vectors.length !== chunks[i]!.length * this.dimensions) {
-        throw new Error(`the embed task returned ${vectors?.length ?? 'no'} values for ${chunks[i]!.length} texts of ${this.dimensions} dimensions`);
+    // The encoder pads every text of a chunk to the chunk's longest, so chunks of texts of like
+    // length waste the least: by length, then each vector back to its text's place. Padding does
+    // not change a vector (cosine to the text embedded alone: 1 - 1e-13), only the time. Texts of
+    // 4 to 34 words, on one thread: 107 texts/s sorted against 74 unsorted. bench/embed.ts's
+    // backfill, whose texts are of like length, is unchanged by it (77 memories/s either way).
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+    const chunks: number[][] = [];
+    for (let i = 0; i < order.length; i += LOCAL_CHUNK) chunks.push(order.slice(i, i + LOCAL_CHUNK));
+    const outputs = await Promise.all(chunks.map((chunk) => slots.use(() => pool.run('embed', { texts: chunk.map((i) => texts[i]!) }))));
+    const result = new Array<Float32Array>(texts.length);
+    outputs.forEach((vectors, c) => {
+      const chunk = chunks[c]!;
+      if (!(vectors instanceof Float32Array) || vectors.length !== chunk.length * this.dimensions) {
+        throw new Error(`the embed task returned ${vectors?.length ?? 'no'} values for ${chunk.length} texts of ${this.dimensions} dimensions`);
       }
-      for (let offset = 0; offset < vectors.length; offset += this.dimensions) result.push(vectors.subarray(offset, offset + this.dimensions));
+      chunk.forEach((textIndex, k) => (result[textIndex] = vectors.subarray(k * this.dimensions, (k + 1) * this.dimensions)));
     });
     return result;
   }

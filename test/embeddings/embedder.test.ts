@@ -77,6 +77,19 @@ describe('the local embedder', () => {
     expect(dot(batch[69]!, last!)).toBeGreaterThan(0.9999);
   });
 
+  it('embeds texts of mixed lengths (chunked by length) to the vectors each has alone, in the caller\'s order', async () => {
+    // Long and short interleaved, over three pool tasks: the embedder groups them by length and
+    // puts every vector back in its text's place.
+    const texts = Array.from({ length: 70 }, (_, i) => (i % 2 === 0 ? `${UNRELATED[i % 3]} `.repeat(1 + (i % 7)) : `short ${i}`).trim());
+    const batch = await local.embed(texts);
+    for (const i of [0, 1, 2, 33, 34, 68, 69]) {
+      const [alone] = await local.embed([texts[i]!]);
+      expect(dot(batch[i]!, alone!), `text ${i}`).toBeGreaterThan(1 - 1e-4);
+    }
+    // Distinct texts, distinct vectors: nothing landed in another text's place.
+    expect(dot(batch[0]!, batch[1]!)).toBeLessThan(0.99);
+  });
+
   it('puts a paraphrase closer to its fact than to unrelated texts', async () => {
     const [query, fact, ...others] = await local.embed([PARAPHRASE, OAT, ...UNRELATED]);
     const toFact = dot(query!, fact!);
