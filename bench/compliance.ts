@@ -88,13 +88,15 @@ import { buildApp } from '../src/app.js';
 import { insertMemories, type NewMemory } from '../src/memory/store.js';
 import { createLattice, type Lattice } from '../src/modules.js';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
-import type { Db, Queryable } from '../src/platform/db.js';
+import type { Db } from '../src/platform/db.js';
 import { newId } from '../src/platform/ids.js';
 import { createLogger } from '../src/platform/logger.js';
 import { openDatabase } from '../src/platform/runtime.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, optionalInt, perSecond, positiveInt, progress, queryTemplates, runBench, summarise,
   withThrowawayPostgres, type Summary,
+  check, latency, megabytes, seconds, thousands,
+  recordingDb,
 } from './support.js';
 
 // A full GC on demand, to take process memory before the export (and, in its second run, at every sample).
@@ -135,11 +137,6 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
-const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(2)} s`;
-const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
-const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
-const latency = (s: Summary) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, p99 ${ms(s.p99)}`;
 const ratio = (a: number, b: number) => `×${(a / b).toFixed(2)}`;
 const load = () =>
   loadavg()
@@ -149,37 +146,13 @@ const load = () =>
 // ---------------------------------------------------------------------------------------------
 // Two Lattices over one database: the audit log on (counted) and off
 
-/**
- * Counts the audit log's INSERT statements sent through a Db, and the time they took around the
- * driver (nothing else is kept).
- */
+/** Counts the audit log's INSERT statements sent through a Db, and their time around the driver. */
 function countingDb(db: Db): { db: Db; auditInserts: () => number; auditInsertMs: () => number } {
-  let inserts = 0;
-  let insertMs = 0;
-  const isAuditInsert = (sql: string) => /^\s*INSERT INTO compliance_audit\b/.test(sql);
-  const wrap = (q: Queryable): Queryable => ({
-    query: async (sql, params) => {
-      if (!isAuditInsert(sql)) return q.query(sql, params);
-      inserts++;
-      const t0 = performance.now();
-      try {
-        return await q.query(sql, params);
-      } finally {
-        insertMs += performance.now() - t0;
-      }
-    },
-    exec: (sql) => q.exec(sql),
-  });
+  const recorded = recordingDb(db, (sql) => /^\s*INSERT INTO compliance_audit\b/.test(sql));
   return {
-    auditInserts: () => inserts,
-    auditInsertMs: () => insertMs,
-    db: {
-      kind: db.kind,
-      ...wrap(db),
-      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
-      withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
-      close: () => db.close(),
-    },
+    db: recorded.db,
+    auditInserts: () => recorded.statements.length,
+    auditInsertMs: () => recorded.statements.reduce((sum, st) => sum + (st.ms ?? 0), 0),
   };
 }
 

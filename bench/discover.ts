@@ -87,7 +87,7 @@ import { COHORT, DISCOVERY, type Behavior, type CohortMember, type DiscoverRespo
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -138,11 +138,9 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
-const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
 const median = (xs: readonly number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;

@@ -79,6 +79,7 @@ import { createLogger } from '../src/platform/logger.js';
 import {
   makeTexts, markdownTable, memoryTemplates, ms, mulberry32, optionalInt, perSecond, positiveInt, progress, recordingDb, runBench, sleep, summarise,
   onEachBackend, ProjectClient, type Statement, type Summary,
+  check, latency, megabytes, seconds, thousands,
 } from './support.js';
 
 process.env.REQUEST_TIMEOUT_MS ??= '600000';
@@ -123,11 +124,6 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
-const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(2)} s`;
-const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
-const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
-const latency = (s: Summary) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, p99 ${ms(s.p99)}`;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 interface Row {

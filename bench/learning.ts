@@ -62,7 +62,7 @@ import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, mulberry32, perSecond, progress, onEachBackend, ProjectClient, runBench, sleep } from './support.js';
+import { markdownTable, mulberry32, perSecond, progress, onEachBackend, ProjectClient, runBench, sleep, thousands } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -108,7 +108,6 @@ const out: string[] = [];
 const write = (text = '') => out.push(text);
 type Write = (text?: string) => void;
 
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number | null, digits = 4) => (x !== null && Number.isFinite(x) ? x.toFixed(digits) : '–');
 const sci = (x: number) => (x === 0 ? '0' : x.toExponential(1));

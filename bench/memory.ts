@@ -39,6 +39,7 @@ import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/s
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, recordingDb, runBench, sleep, summarise,
   withPgliteContext, withPostgresContext, words, type Template, type Words,
+  thousands, check,
 } from './support.js';
 
 const positiveInt = (key: string, fallback: number): number => {
@@ -116,8 +117,6 @@ function printTable(): void {
   process.stdout.write(`${markdownTable(header, cells, (i) => i >= 2 && i <= 5)}\n`);
 }
 
-const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 
 interface Run {

@@ -56,7 +56,7 @@ import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -105,10 +105,8 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
-const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
 
 // ---------------------------------------------------------------------------------------------
 // HTTP

@@ -19,6 +19,12 @@ export const progress = (line: string): void => {
 // Statistics and formatting
 
 /** Nearest-rank percentile of an ascending array. */
+export const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
+export const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(2)} s`;
+export const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
+/** A check's outcome in a table cell. */
+export const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
+
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
@@ -38,6 +44,8 @@ export function summarise(samplesMs: readonly number[]): Summary {
   const mean = sorted.reduce((sum, x) => sum + x, 0) / Math.max(1, sorted.length);
   return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), mean };
 }
+
+export const latency = (s: Summary) => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, p99 ${ms(s.p99)}`;
 
 export function ms(value: number): string {
   if (value < 1) return `${(value * 1000).toFixed(1)} µs`;
@@ -346,11 +354,15 @@ export class ProjectClient {
 
 export type Statement = { sql: string; params?: readonly unknown[]; ms?: number; rows?: number };
 
-/** A Db that remembers the statements sent through it (with their time and rows), to EXPLAIN them as a service ran them. */
-export function recordingDb(db: Db): { db: Db; statements: Statement[] } {
+/**
+ * A Db that remembers the statements sent through it (with their time and rows), to EXPLAIN them
+ * as a service ran them or to count them; `keep` limits it to the statements of interest.
+ */
+export function recordingDb(db: Db, keep: (sql: string) => boolean = () => true): { db: Db; statements: Statement[] } {
   const statements: Statement[] = [];
   const wrap = (q: Queryable): Queryable => ({
     query: async (sql, params) => {
+      if (!keep(sql)) return q.query(sql, params);
       const statement: Statement = { sql, params };
       statements.push(statement);
       const t0 = performance.now();
@@ -360,7 +372,7 @@ export function recordingDb(db: Db): { db: Db; statements: Statement[] } {
       return result as never;
     },
     exec: (sql) => {
-      statements.push({ sql });
+      if (keep(sql)) statements.push({ sql });
       return q.exec(sql);
     },
   });
