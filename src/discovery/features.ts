@@ -10,7 +10,7 @@ import { ENGINE_EVENT_TYPES, type NewEvent } from '../events/schemas.js';
 import type { Subject } from '../platform/common-schemas.js';
 import type { Db, Queryable } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteRows, tablePages, type SubjectTable } from '../platform/subject-data.js';
+import { deleteRows, SUBJECT_WHERE, type SubjectTable, tablePages } from '../platform/subject-data.js';
 
 /**
  * The vector's groups and their weights. Each element lies in [0, 1]; a group's elements are
@@ -299,7 +299,7 @@ async function upsert(tx: Queryable, projectId: string, features: readonly Subje
 /** The subject's feature row (data-subject rights). */
 const SUBJECT_FEATURES: SubjectTable = {
   from: 'discovery_features',
-  where: 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3',
+  where: SUBJECT_WHERE,
   key: 'subject_external_id',
   columns: `subject_kind, subject_external_id, recency_score, frequency_score, monetary_score, rfm_segment, cadence_days, pattern_kinds, pattern_ids,
     top_entities, attributes, activity_count, last_activity_at, vector, computed_at`,

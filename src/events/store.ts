@@ -4,7 +4,7 @@
 import { fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
-import type { SubjectTable } from '../platform/subject-data.js';
+import { SUBJECT_WHERE, type SubjectTable } from '../platform/subject-data.js';
 import type { LoggedEvent, NewEvent, Severity } from './schemas.js';
 
 /** timestamptz as ISO 8601 with microseconds, in UTC. */
@@ -137,7 +137,7 @@ export async function listEvents(db: Queryable, projectId: string, page: EventPa
 /** The events naming a subject (data-subject rights). */
 export const SUBJECT_EVENTS: SubjectTable = {
   from: 'events',
-  where: 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3',
+  where: SUBJECT_WHERE,
   key: 'id',
   columns: 'id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids, source_pattern_id, emitted_by_pack, dedupe_key, occurred_at',
 };

@@ -2,7 +2,7 @@
 // indexes (INSERT ... ON CONFLICT DO NOTHING, then read the winner), evidence on in-place increments.
 import type { Subject } from '../platform/common-schemas.js';
 import type { Queryable } from '../platform/db.js';
-import type { SubjectTable } from '../platform/subject-data.js';
+import { SUBJECT_WHERE, type SubjectTable } from '../platform/subject-data.js';
 import { iso } from '../platform/sql.js';
 import type { DecisionRecord, GroupBy, OutcomeResponse, OutcomeResult, OutcomeRow, OutcomesQuery, RefType, RefUpdate, StoredRef } from './schemas.js';
 
@@ -275,7 +275,7 @@ export async function patternOutcomeBuckets(db: Queryable, projectId: string, bu
   return new Map(rows.map((r) => [Number(r.b), { outcomes: Number(r.outcomes), hits: Number(r.hits), sumConfidence: Number(r.sum_confidence) }]));
 }
 
-const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+const SUBJECT = SUBJECT_WHERE;
 
 /** The subject's decisions and outcomes (data-subject rights). */
 export const SUBJECT_DECISIONS: SubjectTable = {

@@ -2,13 +2,14 @@
 // metadata.attachment (an attachment) or metadata.media (a memory observed from a media ingest).
 import type { Queryable } from '../platform/db.js';
 
-const BLOB_URI = `coalesce(metadata->'attachment'->>'blobUri', metadata->'media'->>'blobUri')`;
+/** The blob a memory refers to, for the memories table under alias `t`. */
+const blobUriOf = (t: string) => `coalesce(${t}.metadata->'attachment'->>'blobUri', ${t}.metadata->'media'->>'blobUri')`;
 
 /** The blob references of these memories, one row per memory and blob. */
 export async function blobRefs(db: Queryable, projectId: string, memoryIds: readonly string[]): Promise<Record<string, unknown>[]> {
   const { rows } = await db.query(
-    `SELECT id AS memory_id, ${BLOB_URI} AS blob_uri, coalesce(metadata->'attachment', metadata->'media') AS file
-       FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND ${BLOB_URI} IS NOT NULL ORDER BY id`,
+    `SELECT m.id AS memory_id, ${blobUriOf('m')} AS blob_uri, coalesce(m.metadata->'attachment', m.metadata->'media') AS file
+       FROM memories m WHERE m.project_id = $1 AND m.id = ANY($2::text[]) AND ${blobUriOf('m')} IS NOT NULL ORDER BY m.id`,
     [projectId, memoryIds],
   );
   return rows;
@@ -17,10 +18,9 @@ export async function blobRefs(db: Queryable, projectId: string, memoryIds: read
 /** Of the blobs these memories refer to, those no other memory refers to. */
 export async function blobsOnlyOf(db: Queryable, projectId: string, memoryIds: readonly string[]): Promise<string[]> {
   const { rows } = await db.query<{ blob_uri: string }>(
-    `SELECT DISTINCT ${BLOB_URI} AS blob_uri FROM memories m
-      WHERE project_id = $1 AND id = ANY($2::text[]) AND ${BLOB_URI} IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM memories o WHERE o.project_id = $1 AND NOT (o.id = ANY($2::text[]))
-                          AND coalesce(o.metadata->'attachment'->>'blobUri', o.metadata->'media'->>'blobUri') = ${BLOB_URI.replaceAll('metadata', 'm.metadata')})
+    `SELECT DISTINCT ${blobUriOf('m')} AS blob_uri FROM memories m
+      WHERE m.project_id = $1 AND m.id = ANY($2::text[]) AND ${blobUriOf('m')} IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM memories o WHERE o.project_id = $1 AND NOT (o.id = ANY($2::text[])) AND ${blobUriOf('o')} = ${blobUriOf('m')})
       ORDER BY 1`,
     [projectId, memoryIds],
   );
@@ -29,6 +29,6 @@ export async function blobsOnlyOf(db: Queryable, projectId: string, memoryIds: r
 
 /** Whether any memory still refers to the blob (checked again after the erase commits). */
 export async function blobReferenced(db: Queryable, projectId: string, blobUri: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM memories WHERE project_id = $1 AND ${BLOB_URI} = $2 LIMIT 1`, [projectId, blobUri]);
+  const { rows } = await db.query(`SELECT 1 FROM memories m WHERE m.project_id = $1 AND ${blobUriOf('m')} = $2 LIMIT 1`, [projectId, blobUri]);
   return rows.length > 0;
 }

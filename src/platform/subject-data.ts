@@ -4,6 +4,9 @@
 import type { Queryable } from './db.js';
 import type { SubjectRows } from './module.js';
 
+/** The rows of one subject in a table with the usual columns: $1 the project, $2 the subject's kind, $3 its id. */
+export const SUBJECT_WHERE = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+
 /** Rows a page holds: small enough that an export of any subject stays in bounded memory. */
 export const SUBJECT_PAGE = 500;
 

@@ -140,6 +140,8 @@ describe('MCP endpoint', () => {
   });
 
   it('audits each tool call that touches subject data, as the REST route would', async () => {
+    // Through the service, so that only the tool calls below are audited.
+    const tea = (await h.apis.memory.save(a.projectId, { content: 'Drinks green tea every morning', type: 'preference' })).memory;
     const records: Recorded[] = [];
     h.apis.tenancy.onAudit((record) => {
       // The start of the call's record, completed by its outcome (as the audit log keeps it).
@@ -157,6 +159,7 @@ describe('MCP endpoint', () => {
     // The tool's arguments and answer fill the record as a route's do.
     const search = records.find((r) => r.projectId === a.projectId && r.route === 'memory_search')!;
     expect(search).toMatchObject({ query: 'tea', keyName: null, metadata: { method: 'MCP', statusCode: 200 } });
+    expect(search.memoryIds).toContain(tea.id);
     expect(search.resultCount).toBe(search.memoryIds?.length);
   });
 

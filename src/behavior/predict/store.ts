@@ -2,7 +2,7 @@
 // horizon has passed) and the cache of project-wide fitted models.
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
-import type { SubjectTable } from '../../platform/subject-data.js';
+import { SUBJECT_WHERE, type SubjectTable } from '../../platform/subject-data.js';
 
 export interface RecordedPrediction {
   id: string;
@@ -128,7 +128,7 @@ export async function staleModels(db: Queryable, model: string, fittedBefore: Da
   return rows.map((r) => ({ projectId: r.project_id, key: r.model_key }));
 }
 
-const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+const SUBJECT = SUBJECT_WHERE;
 
 /** The subject's recorded predictions (data-subject rights). */
 export const SUBJECT_PREDICTIONS: SubjectTable = {

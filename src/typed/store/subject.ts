@@ -1,9 +1,9 @@
 // SQL for one subject's typed data (data-subject rights): its observations, its running
 // statistics, and its rows still waiting in a queued batch.
 import type { Queryable } from '../../platform/db.js';
-import type { SubjectTable } from '../../platform/subject-data.js';
+import { SUBJECT_WHERE, type SubjectTable } from '../../platform/subject-data.js';
 
-const SUBJECT = 'project_id = $1 AND subject_kind = $2 AND subject_external_id = $3';
+const SUBJECT = SUBJECT_WHERE;
 /** A queued batch holding at least one row of the subject (a containment test the planner can check cheaply). */
 const BATCH_HOLDS_SUBJECT = `project_id = $1 AND observations @> jsonb_build_array(jsonb_build_object('subjectKind', $2::text, 'subjectExternalId', $3::text))`;
 const ROW_IS_SUBJECT = `e->>'subjectKind' = $2 AND e->>'subjectExternalId' = $3`;
