@@ -72,6 +72,8 @@ export interface Config {
   readonly searchExactScanMaxRows: number;
   /** HNSW's candidate list on the approximate path (hnsw.ef_search): recall of the vector list against its cost. */
   readonly searchHnswEfSearch: number;
+  /** SEARCH_HNSW_BUILD_MEMORY_MB: maintenance_work_mem of an HNSW build on Postgres (at boot, when the index is missing or was built with other settings). */
+  readonly searchHnswBuildMemoryMb: number;
   /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
   readonly associativeRecall: boolean;
   /** GRAPH_EXTRACTION_ENABLED: whether this deployment extracts entities from memories at all (projects still opt in). */
@@ -263,6 +265,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     mediaMaxBytes: r.int('MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
+    searchHnswBuildMemoryMb: r.int('SEARCH_HNSW_BUILD_MEMORY_MB', 2048, 64, 1024 * 1024),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     graphExtraction: r.bool('GRAPH_EXTRACTION_ENABLED', true),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),

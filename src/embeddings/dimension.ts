@@ -15,21 +15,54 @@ export class EmbeddingDimensionMismatch extends Error {
 }
 
 const LOCK = 0x6c61747469636532n; // "lattice2"
-const HNSW_MAX_DIMENSIONS = 2000;
 const HNSW_INDEX = 'memories_embedding_hnsw';
 
 /**
  * HNSW build settings (pgvector: `m` links per node, `ef_construction` the candidate list while
- * linking). On Postgres the graph is built with a long candidate list: at 100k memories the default
- * (16, 64) let the vector candidates hold 66% of the exact top 10, 800 holds 94 to 95% (bench/memory.ts),
- * for about 6 ms instead of 0.8 ms of database time per embedded row. A larger `m` bought nothing
- * there. PGlite, the embedded default for small deployments, scans projects exactly up to
- * SEARCH_EXACT_SCAN_MAX_ROWS and keeps pgvector's defaults, since it links every row in WASM.
+ * linking, and the precision of the vectors in the index). On Postgres the graph is built with a long
+ * candidate list: at 100k memories the default (16, 64) let the vector candidates hold 66% of the
+ * exact top 10, 800 holds 94 to 95% (bench/memory.ts), for about 6 ms instead of 0.8 ms of database
+ * time per embedded row. A larger `m` bought nothing there.
+ *
+ * On Postgres the index holds each vector at half precision (pgvector's halfvec) while the row keeps
+ * it whole: the graph walk orders by the half-precision distance and the search re-ranks its
+ * over-scan by the exact one (memory/search/store.ts). At 100k memories (bench/vector-index.ts) it
+ * held as much of the exact top 10 as the full-precision index at every ef_search tried, in half the
+ * index (131 against 261 MB), built in the same time; at a million memories the index is 1.3 GB
+ * instead of 2.6, which decides whether the graph stays in memory.
+ *
+ * PGlite, the embedded default for small deployments, scans projects exactly up to
+ * SEARCH_EXACT_SCAN_MAX_ROWS and keeps pgvector's defaults at full precision: it links every row in
+ * WASM, where half precision has no hardware conversion (2,000 inserts took 7 times as long).
  */
 export const HNSW_BUILD = {
-  pg: { m: 16, efConstruction: 800 },
-  pglite: { m: 16, efConstruction: 64 },
+  pg: { m: 16, efConstruction: 800, precision: 'half' },
+  pglite: { m: 16, efConstruction: 64, precision: 'full' },
 } as const;
+
+/** pgvector's HNSW indexes vectors of up to 2,000 dimensions, half-precision ones up to 4,000; wider ones are scanned exactly. */
+const HNSW_MAX_DIMENSIONS = { half: 4000, full: 2000 } as const;
+
+const halfvec = (dimensions: number) => `halfvec(${Math.trunc(dimensions)})`;
+
+/** The HNSW index's order for row alias `m` and a query vector (SQL text of a vector), as the index was built on this backend. */
+export const hnswOrder = (kind: Db['kind'], dimensions: number, query: string) =>
+  HNSW_BUILD[kind].precision === 'half'
+    ? `m.embedding::${halfvec(dimensions)} <=> ${query}::vector::${halfvec(dimensions)}`
+    : `m.embedding <=> ${query}::vector`;
+
+/** The indexed expression and operator class, and how pg_get_indexdef prints them. */
+const hnswColumn = (kind: Db['kind'], dimensions: number) =>
+  HNSW_BUILD[kind].precision === 'half'
+    ? { sql: `(embedding::${halfvec(dimensions)}) halfvec_cosine_ops`, printed: `::${halfvec(dimensions)}) halfvec_cosine_ops` }
+    : { sql: 'embedding vector_cosine_ops', printed: '(embedding vector_cosine_ops)' };
+
+export interface HnswBuildOptions {
+  m: number;
+  efConstruction: number;
+  /** maintenance_work_mem for the build, in MB (Postgres): the graph built in memory is many times faster than one that spills. */
+  memoryMb?: number;
+}
 
 /**
  * The embedding stays in the row (storage MAIN, pg_attribute's 'm'). A 512-dimension vector is
@@ -41,9 +74,11 @@ export const HNSW_BUILD = {
  */
 const EMBEDDING_STORAGE = 'm';
 
-const hnswOptions = (db: Db) => HNSW_BUILD[db.kind];
-
-export async function ensureEmbeddingDimension(db: Db, dimensions: number): Promise<void> {
+/**
+ * Types the embedding column and builds its HNSW index (or rebuilds one built with other settings, an
+ * older version's). `buildMemoryMb` is maintenance_work_mem for a build on Postgres.
+ */
+export async function ensureEmbeddingDimension(db: Db, dimensions: number, buildMemoryMb?: number): Promise<void> {
   await db.withAdvisoryLock(LOCK, async (session) => {
     const result = await session.query<{ typmod: number; storage: string }>(
       `SELECT a.atttypmod AS typmod, a.attstorage AS storage FROM pg_attribute a
@@ -57,18 +92,29 @@ export async function ensureEmbeddingDimension(db: Db, dimensions: number): Prom
       if (typmod !== dimensions || result.rows[0]?.storage !== EMBEDDING_STORAGE) {
         await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN`);
       }
-      // pgvector's HNSW indexes vectors of up to 2,000 dimensions; wider ones are scanned exactly.
-      if (dimensions <= HNSW_MAX_DIMENSIONS) await ensureHnswIndex(tx, hnswOptions(db));
+      if (dimensions <= HNSW_MAX_DIMENSIONS[HNSW_BUILD[db.kind].precision]) {
+        await ensureHnswIndex(tx, db.kind, dimensions, { ...HNSW_BUILD[db.kind], memoryMb: db.kind === 'pg' ? buildMemoryMb : undefined });
+      }
     });
   });
 }
 
-/** Builds the HNSW index, or rebuilds it when it was built with other settings (an older version's). */
-async function ensureHnswIndex(tx: Queryable, options: { m: number; efConstruction: number }): Promise<void> {
+/** Builds the HNSW index, or rebuilds it when it was built with other settings or over another expression (an older version's). */
+async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: number, options: HnswBuildOptions): Promise<void> {
   const wanted = [`m=${options.m}`, `ef_construction=${options.efConstruction}`];
-  const { rows } = await tx.query<{ options: string[] | null }>(`SELECT reloptions AS options FROM pg_class WHERE relname = $1 AND relkind = 'i'`, [HNSW_INDEX]);
+  const column = hnswColumn(kind, dimensions);
+  const { rows } = await tx.query<{ options: string[] | null; definition: string }>(
+    `SELECT c.reloptions AS options, pg_get_indexdef(c.oid) AS definition FROM pg_class c WHERE c.relname = $1 AND c.relkind = 'i'`,
+    [HNSW_INDEX],
+  );
   const current = rows[0];
-  if (current && wanted.every((o) => current.options?.includes(o))) return;
+  if (current && wanted.every((o) => current.options?.includes(o)) && current.definition.includes(column.printed)) return;
   if (current) await tx.exec(`DROP INDEX ${HNSW_INDEX}`);
-  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = ${options.m}, ef_construction = ${options.efConstruction})`);
+  // A build over a large table takes minutes (about 25 at a million memories on two cores): no
+  // statement timeout, and the memory to build the graph without spilling.
+  if (kind === 'pg') {
+    await tx.exec(`SET LOCAL statement_timeout = 0`);
+    if (options.memoryMb) await tx.exec(`SET LOCAL maintenance_work_mem = '${Math.trunc(options.memoryMb)}MB'`);
+  }
+  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (${column.sql}) WITH (m = ${options.m}, ef_construction = ${options.efConstruction})`);
 }

@@ -6,6 +6,7 @@ import { ensureEmbeddingDimension } from './dimension.js';
 import { createEmbedder, embedWithin, QueryEmbedder, type EmbedOptions } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
+export { hnswOrder } from './dimension.js';
 
 export interface EmbeddingsApi {
   readonly model: string;
@@ -24,7 +25,7 @@ export interface EmbeddingsApi {
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
 export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool' | 'backgroundPool' | 'gateway'>): Promise<DomainModule<EmbeddingsApi>> {
-  await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions);
+  await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions, runtime.config.searchHnswBuildMemoryMb);
   const embedder = createEmbedder(runtime.config, runtime.pool, runtime.backgroundPool, runtime.gateway);
   const queries = new QueryEmbedder(embedder);
   return {

@@ -1,5 +1,6 @@
 // The HNSW index that the first boot builds carries this version's build settings for the backend,
-// and an index an older version built with other settings is rebuilt once at the next start.
+// at the backend's precision (half on Postgres, full on PGlite), and an index an older version built
+// with other settings or at the other precision is rebuilt once at the next start.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HNSW_BUILD } from '../../src/embeddings/dimension.js';
 import { createLattice } from '../../src/modules.js';
@@ -57,6 +58,25 @@ describe('the HNSW index build settings', () => {
 
   it("are the backend's at first boot", async () => {
     const { m, efConstruction } = HNSW_BUILD[h.db.kind];
+    expect(await indexOptions(h)).toEqual([{ options: [`m=${m}`, `ef_construction=${efConstruction}`] }]);
+  });
+
+  it("index the vectors at the backend's precision, and an index at the other one with the same settings is rebuilt", async () => {
+    const definition = async () =>
+      (await h.db.query<{ def: string }>(`SELECT pg_get_indexdef('memories_embedding_hnsw'::regclass) AS def`)).rows[0]!.def;
+    const dims = h.config.embeddingDimensions;
+    const { m, efConstruction, precision } = HNSW_BUILD[h.db.kind];
+    const half = { column: `(embedding::halfvec(${dims})) halfvec_cosine_ops`, printed: `::halfvec(${dims})) halfvec_cosine_ops` };
+    const full = { column: 'embedding vector_cosine_ops', printed: '(embedding vector_cosine_ops)' };
+    const [wanted, other] = precision === 'half' ? [half, full] : [full, half];
+    expect(await definition()).toContain(wanted.printed);
+    await h.db.exec(
+      `DROP INDEX memories_embedding_hnsw; CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (${other.column}) WITH (m = ${m}, ef_construction = ${efConstruction})`,
+    );
+    expect(await definition()).toContain(other.printed);
+    const again = await createLattice(testConfig(h.database), { log: createLogger('silent'), db: h.db });
+    await again.close();
+    expect(await definition()).toContain(wanted.printed);
     expect(await indexOptions(h)).toEqual([{ options: [`m=${m}`, `ef_construction=${efConstruction}`] }]);
   });
 

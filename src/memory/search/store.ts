@@ -7,6 +7,7 @@ import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type Mem
 import type { Memory } from '../schemas.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { RANKING } from './ranking.js';
+import { hnswOrder } from '../../embeddings/index.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
 /**
@@ -144,9 +145,10 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
   const where = filterConditions(q.projectId, q.filter);
   const vec = where.param(vectorText);
   const k = where.param(q.k);
-  // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate, so
-  // take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly nearest of them.
-  const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : `m.embedding <=> ${vec}::vector`;
+  // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate and at
+  // half precision, so take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly
+  // nearest of them.
+  const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : hnswOrder(db.kind, q.vector!.length, vec);
   const scan = q.exact ? k : where.param(vectorScan(q.k));
   const sql = `SELECT m.id FROM (
       SELECT m.id, m.embedding <=> ${vec}::vector AS distance FROM memories m
