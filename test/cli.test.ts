@@ -85,7 +85,7 @@ describe('lattice on the embedded default', () => {
         headers: { authorization: `Bearer ${apiKey}` },
       });
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ embedded: 0 });
+      expect(await res.json()).toEqual({ embedded: 0, remaining: 0, embeddedPerSecond: 0, etaSeconds: 0 });
       expect(existsSync(join(fresh, 'lattice.lock'))).toBe(true);
       expect(await server.stop()).toBe(0);
       expect(existsSync(join(fresh, 'lattice.lock'))).toBe(false);

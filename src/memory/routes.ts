@@ -222,7 +222,8 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
         tags,
         summary: 'Embed memories that have no embedding yet',
         description:
-          'Embeds up to `batch` memories of the project that lack a vector, in the worker pool, and answers how many it embedded. ' +
+          'Embeds up to `batch` memories of the project that lack a vector, in the worker pool, and answers how many it embedded, how many remain, ' +
+          "this call's rate and, at that rate, the seconds until none remain (`etaSeconds`). " +
           'Call repeatedly until `embedded` is 0. Runs as a job and waits for it (503 JOB_TIMEOUT if it takes longer than JOB_TIMEOUT_MS; the job still completes). ' +
           'Writes are also embedded automatically a second or so after they land.',
         body: BackfillBodySchema,

@@ -177,6 +177,11 @@ export type BackfillBody = Static<typeof BackfillBodySchema>;
 
 export const BackfillResultSchema = Type.Object({
   embedded: Type.Integer({ description: 'Memories embedded by this call; call again until 0' }),
+  remaining: Type.Integer({ description: 'Memories of the project still without a vector after this call, of any status (writes landing meanwhile included)' }),
+  embeddedPerSecond: Type.Number({ description: "This call's rate: memories embedded per second of the call, the job's queueing included" }),
+  etaSeconds: Type.Union([Type.Integer(), Type.Null()], {
+    description: '`remaining` at this call\'s rate, in seconds, rounded up: 0 when nothing remains, null when this call embedded nothing while some remain',
+  }),
 });
 
 /** Per-subject roll-up: recency, silence, importance. */

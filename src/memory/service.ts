@@ -2,6 +2,7 @@
 // curate (patch, confirm, promote, delete), and the embedding path. REST routes and MCP tools
 // both call these.
 import type { EmbeddingsApi } from '../embeddings/index.js';
+import { performance } from 'node:perf_hooks';
 import { mapConcurrent } from '../platform/concurrency.js';
 import { UNIQUE_VIOLATION, type Db, type Queryable } from '../platform/db.js';
 import { ConflictError, DependencyUnavailableError, NotFoundError, ValidationError } from '../platform/errors.js';
@@ -12,6 +13,13 @@ import { contentHash } from './content-hash.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody, type SubjectInsight } from './schemas.js';
 import * as store from './store.js';
+
+export interface BackfillProgress {
+  embedded: number;
+  remaining: number;
+  embeddedPerSecond: number;
+  etaSeconds: number | null;
+}
 
 /** Rows embedded and written together by the backfill job. */
 const WRITE_GROUP = 64;
@@ -341,9 +349,22 @@ export class MemoryService {
     return { projects: projects.length };
   }
 
-  /** Interactive: runs one backfill batch as a job and waits for it. */
-  backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<{ embedded: number }> {
-    return this.queue.run('memory.embed-backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
+  /**
+   * Interactive: runs one backfill batch as a job and waits for it, then counts the memories still
+   * without a vector and estimates how long they take at this call's rate.
+   */
+  async backfillEmbeddings(projectId: string, batch = BACKFILL_DEFAULT_BATCH): Promise<BackfillProgress> {
+    const started = performance.now();
+    const { embedded } = await this.queue.run('memory.embed-backfill', { projectId, batch: Math.min(Math.max(1, batch), BACKFILL_MAX_BATCH) });
+    const seconds = (performance.now() - started) / 1000;
+    const remaining = await store.countUnembedded(this.db, projectId);
+    const rate = embedded / Math.max(seconds, 1e-3);
+    return {
+      embedded,
+      remaining,
+      embeddedPerSecond: Math.round(rate * 10) / 10,
+      etaSeconds: remaining === 0 ? 0 : embedded > 0 ? Math.ceil(remaining / rate) : null,
+    };
   }
 
   /**

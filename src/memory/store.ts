@@ -501,6 +501,12 @@ export async function projectsWithUnembedded(db: Queryable): Promise<string[]> {
   return rows.map((r) => r.project_id);
 }
 
+/** Memories of the project without a vector, of any status (the partial index on unembedded rows counts them). */
+export async function countUnembedded(db: Queryable, projectId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NULL`, [projectId]);
+  return rows[0]!.n;
+}
+
 export async function countEmbedded(db: Queryable, projectId: string): Promise<{ total: number; embedded: number }> {
   const result = await db.query<{ total: number; embedded: number }>(
     `SELECT count(*)::int AS total, count(embedding)::int AS embedded FROM memories WHERE project_id = $1`,

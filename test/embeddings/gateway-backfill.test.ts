@@ -37,7 +37,7 @@ describe('backfill with EMBEDDING_PROVIDER=gateway', () => {
     ]);
     const res = await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ embedded: 2 });
+    expect(res.json()).toMatchObject({ embedded: 2, remaining: 0, etaSeconds: 0 });
     const call = gateway.requests.find((r) => r.path === '/v1/embeddings')!;
     expect(call.authorization).toBe('Bearer gw-secret');
     expect(call.body).toMatchObject({ model: 'test-embed', input: expect.arrayContaining(['prefers oat milk', 'lives in Berlin']) });

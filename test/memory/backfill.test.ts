@@ -29,15 +29,31 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
   });
   afterAll(() => h?.close());
 
-  it('embeds in batches until it answers 0, touching only the caller\'s project', async () => {
+  it('embeds in batches until it answers 0, reporting what remains and when it will be done, touching only the caller\'s project', async () => {
     const counts: number[] = [];
+    const remaining: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await h.call('POST', a.projectId, '/admin/memory/embeddings/backfill', { body: { batch: 16 } });
       expect(res.statusCode).toBe(200);
-      counts.push(res.json().embedded);
-      if (res.json().embedded === 0) break;
+      const body = res.json();
+      counts.push(body.embedded);
+      remaining.push(body.remaining);
+      if (body.embedded > 0) {
+        // The ETA is what remains at this call's own rate.
+        expect(body.embeddedPerSecond).toBeGreaterThan(0);
+        // (The answer's rate is rounded to 0.1/s, the ETA is computed before rounding: hence the 2%.)
+        if (body.remaining === 0) expect(body.etaSeconds).toBe(0);
+        else {
+          expect(Number.isInteger(body.etaSeconds) && body.etaSeconds >= 1).toBe(true);
+          expect(Math.abs(body.etaSeconds - body.remaining / body.embeddedPerSecond)).toBeLessThanOrEqual(1 + 0.02 * body.etaSeconds);
+        }
+      } else {
+        expect(body).toMatchObject({ remaining: 0, embeddedPerSecond: 0, etaSeconds: 0 });
+      }
+      if (body.embedded === 0) break;
     }
     expect(counts).toEqual([16, 16, 8, 0]);
+    expect(remaining).toEqual([24, 8, 0, 0]);
     expect(await countEmbedded(h.db, a.projectId)).toEqual({ total: 40, embedded: 40 });
     expect(await countEmbedded(h.db, b.projectId)).toEqual({ total: 7, embedded: 0 });
   });
@@ -56,7 +72,7 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
       headers: { authorization: `Bearer ${b.apiKey}` },
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ embedded: 7 });
+    expect(res.json()).toMatchObject({ embedded: 7, remaining: 0, etaSeconds: 0 });
   });
 
   it.each([
@@ -114,6 +130,6 @@ describe('embedding backfill of a large batch on a small pool', () => {
     await insertMemories(h.db, memories(p.projectId, 300));
     const res = await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: { batch: 10_000 } });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ embedded: 300 });
+    expect(res.json()).toMatchObject({ embedded: 300, remaining: 0, etaSeconds: 0 });
   });
 });
