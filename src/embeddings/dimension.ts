@@ -3,6 +3,9 @@
 // HNSW index, and every later boot checks that the setting still matches what is stored, and that
 // the index has this version's build settings (rebuilding it once when they changed).
 import type { Db, Queryable } from '../platform/db.js';
+import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, hnswColumn } from '../platform/vector-index.js';
+
+export { HNSW_BUILD } from '../platform/vector-index.js';
 
 export class EmbeddingDimensionMismatch extends Error {
   constructor(configured: number, stored: number) {
@@ -16,46 +19,6 @@ export class EmbeddingDimensionMismatch extends Error {
 
 const LOCK = 0x6c61747469636532n; // "lattice2"
 const HNSW_INDEX = 'memories_embedding_hnsw';
-
-/**
- * HNSW build settings (pgvector: `m` links per node, `ef_construction` the candidate list while
- * linking, and the precision of the vectors in the index). On Postgres the graph is built with a long
- * candidate list: at 100k memories the default (16, 64) let the vector candidates hold 66% of the
- * exact top 10, 800 holds 94 to 95% (bench/memory.ts), for about 6 ms instead of 0.8 ms of database
- * time per embedded row. A larger `m` bought nothing there.
- *
- * On Postgres the index holds each vector at half precision (pgvector's halfvec) while the row keeps
- * it whole: the graph walk orders by the half-precision distance and the search re-ranks its
- * over-scan by the exact one (memory/search/store.ts). At 100k memories (bench/vector-index.ts) it
- * held as much of the exact top 10 as the full-precision index at every ef_search tried, in half the
- * index (131 against 261 MB), built in the same time; at a million memories the index is 1.3 GB
- * instead of 2.6, which decides whether the graph stays in memory.
- *
- * PGlite, the embedded default for small deployments, scans projects exactly up to
- * SEARCH_EXACT_SCAN_MAX_ROWS and keeps pgvector's defaults at full precision: it links every row in
- * WASM, where half precision has no hardware conversion (2,000 inserts took 7 times as long).
- */
-export const HNSW_BUILD = {
-  pg: { m: 16, efConstruction: 800, precision: 'half' },
-  pglite: { m: 16, efConstruction: 64, precision: 'full' },
-} as const;
-
-/** pgvector's HNSW indexes vectors of up to 2,000 dimensions, half-precision ones up to 4,000; wider ones are scanned exactly. */
-const HNSW_MAX_DIMENSIONS = { half: 4000, full: 2000 } as const;
-
-const halfvec = (dimensions: number) => `halfvec(${Math.trunc(dimensions)})`;
-
-/** The HNSW index's order for row alias `m` and a query vector (SQL text of a vector), as the index was built on this backend. */
-export const hnswOrder = (kind: Db['kind'], dimensions: number, query: string) =>
-  HNSW_BUILD[kind].precision === 'half'
-    ? `m.embedding::${halfvec(dimensions)} <=> ${query}::vector::${halfvec(dimensions)}`
-    : `m.embedding <=> ${query}::vector`;
-
-/** The indexed expression and operator class, and how pg_get_indexdef prints them. */
-const hnswColumn = (kind: Db['kind'], dimensions: number) =>
-  HNSW_BUILD[kind].precision === 'half'
-    ? { sql: `(embedding::${halfvec(dimensions)}) halfvec_cosine_ops`, printed: `::${halfvec(dimensions)}) halfvec_cosine_ops` }
-    : { sql: 'embedding vector_cosine_ops', printed: '(embedding vector_cosine_ops)' };
 
 export interface HnswBuildOptions {
   m: number;

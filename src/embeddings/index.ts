@@ -6,7 +6,6 @@ import { ensureEmbeddingDimension } from './dimension.js';
 import { createEmbedder, embedWithin, QueryEmbedder, type EmbedOptions } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
-export { hnswOrder } from './dimension.js';
 
 export interface EmbeddingsApi {
   readonly model: string;

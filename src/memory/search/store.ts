@@ -6,8 +6,8 @@ import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
+import { hnswOrder } from '../../platform/vector-index.js';
 import { RANKING } from './ranking.js';
-import { hnswOrder } from '../../embeddings/index.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
 /**
