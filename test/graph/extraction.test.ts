@@ -41,10 +41,12 @@ describe('graph extraction and recall', () => {
     expect(refused.json().message).toContain('extraction/toggle');
     expect((await h.call('POST', p.projectId, '/admin/memory/graph/extraction/toggle', { body: { enabled: true } })).json()).toEqual({ projectEnabled: true, platformEnabled: true });
 
+    // The extraction sweep (graph.extract-sweep, on a timer) may take the two memories between the
+    // toggle and this call: either way each is extracted once, and the stats below show it.
     const done = await backfill(p);
     expect(done.statusCode).toBe(200);
-    expect(done.json()).toMatchObject({ processed: 2, remaining: 0 });
-    expect(done.json().edgesCreated).toBeGreaterThanOrEqual(3);
+    expect(done.json()).toMatchObject({ remaining: 0 });
+    expect(done.json().processed).toBeLessThanOrEqual(2);
     expect((await backfill(p)).json()).toMatchObject({ processed: 0, remaining: 0 });
 
     // One Globex for both mentions; Maria's own entity stands for her subject.
@@ -64,6 +66,7 @@ describe('graph extraction and recall', () => {
     expect((await h.call('POST', p.projectId, '/lattice/graph/query', { body: { subjectId: kim.id, predicate: 'works_at' } })).json().edges).toEqual([expect.objectContaining({ objectId: globex.id })]);
     const stats = (await h.call('GET', p.projectId, '/admin/memory/graph/stats')).json();
     expect(stats).toMatchObject({ memoriesWithEdges: 2, extraction: { projectEnabled: true, platformEnabled: true, extractedMemories: 2, pendingMemories: 0 } });
+    expect(stats.edgeCount).toBeGreaterThanOrEqual(3);
     expect(stats.entitiesByType).toMatchObject({ org: 1, person: 2, location: 1 });
   });
 
