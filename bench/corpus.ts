@@ -8,7 +8,7 @@ import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
 import type { MemoryType } from '../src/memory/schemas.js';
 import { insertMemories, writeEmbeddings, type NewMemory } from '../src/memory/store.js';
-import { makeTexts, memoryTemplates, mulberry32, progress, seconds } from './support.js';
+import { makeTexts, memoryTemplates, mulberry32, progress, seconds, sleep } from './support.js';
 
 export const TOPICS = 1000;
 /**
@@ -100,4 +100,21 @@ export async function loadProject(
     done += batch.length;
     options.onProgress?.(done, performance.now() - start);
   });
+}
+
+/**
+ * Deletes a project's memories. The embedding jobs that saves scheduled may be writing these rows: a
+ * deadlock (40P01) with them is expected now and then (more so while HNSW inserts make their
+ * transactions longer), and a retry after a pause clears it.
+ */
+export async function deleteProjectRows(ctx: Lattice, projectId: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ctx.runtime.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 20) throw error;
+      await sleep(250 * attempt);
+    }
+  }
 }

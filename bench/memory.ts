@@ -37,7 +37,7 @@ import type { MemoryType } from '../src/memory/schemas.js';
 import { createMemoryModule, type MemoryApi, type SaveInput } from '../src/memory/index.js';
 import { searchCandidates } from '../src/memory/search/store.js';
 import { ensureEmbeddingDimension, HNSW_BUILD } from '../src/embeddings/dimension.js';
-import { loadProject, topicCentroids } from './corpus.js';
+import { deleteProjectRows, loadProject, topicCentroids } from './corpus.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, recordingDb, runBench, sleep, summarise,
   withPgliteContext, withPostgresContext, words, type Template, type Words,
@@ -192,20 +192,6 @@ function makeTurns(count: number, seed: number): string[] {
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-async function deleteProjectRows(ctx: Lattice, projectId: string): Promise<void> {
-  // The embedding jobs that the saves scheduled may be writing these rows: a deadlock (40P01) with
-  // them is expected now and then (more so while HNSW inserts make their transactions longer), and a
-  // retry after a pause clears it.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ctx.runtime.db.query('DELETE FROM memories WHERE project_id = $1', [projectId]);
-      return;
-    } catch (error) {
-      if ((error as { code?: string }).code !== '40P01' || attempt >= 20) throw error;
-      await sleep(250 * attempt);
-    }
-  }
-}
 
 async function benchSave(run: Run): Promise<void> {
   const { ctx, setup } = run;

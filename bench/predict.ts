@@ -57,6 +57,7 @@ import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
 import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
+import { CUSTOMER_KIND as KIND, HABITS, PURCHASE_ATTRIBUTE as ATTRIBUTE, PURCHASES, subjectId, syntheticPurchases } from './customers.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -72,8 +73,6 @@ const positiveInt = (key: string, fallback: number): number => {
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
-const ATTRIBUTE = 'purchase';
-const KIND = 'customer';
 const BATCH = 10_000;
 
 // Part 1. The data's customers all start in January 2005 and buy most in 2005 (1,362 of 3,187
@@ -87,7 +86,6 @@ const EPS = 1e-6;
 const SUBJECTS_OVERRIDE = process.env.BENCH_PREDICT_SUBJECTS === undefined ? undefined : positiveInt('BENCH_PREDICT_SUBJECTS', 1);
 const PG_SUBJECTS = 10_000;
 const PGLITE_SUBJECTS = 1000;
-const PURCHASES = 50;
 const CALLS = positiveInt('BENCH_PREDICT_CALLS', 300);
 const WARMUP = 20;
 const EMBED_WAIT_MS = positiveInt('BENCH_PREDICT_EMBED_WAIT_S', 900) * 1000;
@@ -433,49 +431,6 @@ async function benchQuality(run: Run, purchases: readonly Purchase[]): Promise<v
 
 // ---------------------------------------------------------------------------------------------
 // 2. Speed on synthetic purchases
-
-type Habit = 'weekly' | 'biweekly' | 'monthly' | 'irregular';
-/** Share of customers, days between visits, items bought per visit (minutes apart), sd of a visit's day. */
-const HABITS: { habit: Habit; share: number; periodDays: number; perVisit: number; jitterDays: number }[] = [
-  { habit: 'weekly', share: 0.35, periodDays: 7, perVisit: 1, jitterDays: 0.5 },
-  { habit: 'biweekly', share: 0.25, periodDays: 14, perVisit: 2, jitterDays: 1 },
-  { habit: 'monthly', share: 0.2, periodDays: 30, perVisit: 5, jitterDays: 2 },
-  { habit: 'irregular', share: 0.2, periodDays: 0, perVisit: 1, jitterDays: 0 },
-];
-
-const subjectId = (i: number) => `c-${String(i).padStart(6, '0')}`;
-
-/** Customer i's 50 purchases, ending before `now`; the same i gives the same purchases. */
-function syntheticPurchases(i: number, now: number): ObservationInput[] {
-  const random = mulberry32(0x9e3779b1 ^ (i * 2654435761));
-  const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  let pick = random();
-  const habit = HABITS.find((h) => (pick -= h.share) < 0) ?? HABITS.at(-1)!;
-  const hour = 8 + random() * 12;
-  const times: number[] = [];
-  if (habit.habit === 'irregular') {
-    for (let k = 0; k < PURCHASES; k++) times.push(now - HOUR_MS - random() * 365 * DAY_MS);
-  } else {
-    const visits = Math.ceil(PURCHASES / habit.perVisit);
-    const phase = random() * habit.periodDays;
-    for (let v = 0; v < visits; v++) {
-      const dayAt = now - (phase + (visits - 1 - v) * habit.periodDays + normal() * habit.jitterDays) * DAY_MS;
-      let at = Math.floor(dayAt / DAY_MS) * DAY_MS + (hour + 0.75 * normal()) * HOUR_MS;
-      while (at > now - HOUR_MS) at -= DAY_MS;
-      const items = Math.min(habit.perVisit, PURCHASES - v * habit.perVisit);
-      for (let k = 0; k < items; k++) times.push(at + k * 2 * MINUTE_MS);
-    }
-  }
-  times.sort((a, b) => a - b);
-  return times.map((at) => ({
-    attributeKey: ATTRIBUTE,
-    subjectKind: KIND,
-    subjectExternalId: subjectId(i),
-    valueNumeric: Math.round((10 + random() * 190) * 100) / 100,
-    observedAt: new Date(Math.round(at)).toISOString(),
-    source: 'bench-synthetic',
-  }));
-}
 
 interface SpeedRow {
   operation: string;

@@ -2,6 +2,8 @@
 // realistic texts, the throwaway Postgres database and Redis prefix, and the exit guard.
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -385,5 +387,37 @@ export function recordingDb(db: Db, keep: (sql: string) => boolean = () => true)
       withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
       close: () => db.close(),
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+export interface Receiver {
+  url: string;
+  received: () => number;
+  close: () => Promise<void>;
+}
+
+/** A webhook receiver on 127.0.0.1 that reads each body and answers 204. */
+export async function startReceiver(): Promise<Receiver> {
+  let received = 0;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received += 1;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received: () => received,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
   };
 }

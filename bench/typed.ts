@@ -26,8 +26,6 @@
 // (3 forward and as many late 10,000-row batches, 0 to skip), BENCH_SKIP_PGLITE=1 (Postgres only).
 // Webhook rules need WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the receiver is on 127.0.0.1): this bench
 // sets it in its own environment before the contexts read their config.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
@@ -39,7 +37,7 @@ import { createLogger } from '../src/platform/logger.js';
 import type { Principal } from '../src/tenancy/index.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
 import { createTypedModule } from '../src/typed/index.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext } from './support.js';
+import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, startReceiver, summarise, withPgliteContext, withPostgresContext, type Receiver } from './support.js';
 
 process.env.WEBHOOK_ALLOW_PRIVATE_TARGETS = 'true';
 
@@ -328,34 +326,6 @@ async function benchEnqueue(run: Run): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // 3. Emit latency
 
-interface Receiver {
-  url: string;
-  received: () => number;
-  close: () => Promise<void>;
-}
-
-/** A webhook receiver on 127.0.0.1 that reads each body and answers 204. */
-async function startReceiver(): Promise<Receiver> {
-  let received = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received += 1;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    received: () => received,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}
 
 async function benchEmit(run: Run, rules: number, channel: 'webhook' | 'memory'): Promise<void> {
   const { ctx, setup, receiver } = run;
