@@ -5,8 +5,6 @@
 import type { Db, Queryable } from '../platform/db.js';
 import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, hnswColumn } from '../platform/vector-index.js';
 
-export { HNSW_BUILD } from '../platform/vector-index.js';
-
 export class EmbeddingDimensionMismatch extends Error {
   constructor(configured: number, stored: number) {
     super(
@@ -19,13 +17,6 @@ export class EmbeddingDimensionMismatch extends Error {
 
 const LOCK = 0x6c61747469636532n; // "lattice2"
 const HNSW_INDEX = 'memories_embedding_hnsw';
-
-export interface HnswBuildOptions {
-  m: number;
-  efConstruction: number;
-  /** maintenance_work_mem for the build, in MB (Postgres): the graph built in memory is many times faster than one that spills. */
-  memoryMb?: number;
-}
 
 /**
  * The embedding stays in the row (storage MAIN, pg_attribute's 'm'). A 512-dimension vector is
@@ -56,15 +47,20 @@ export async function ensureEmbeddingDimension(db: Db, dimensions: number, build
         await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN`);
       }
       if (dimensions <= HNSW_MAX_DIMENSIONS[HNSW_BUILD[db.kind].precision]) {
-        await ensureHnswIndex(tx, db.kind, dimensions, { ...HNSW_BUILD[db.kind], memoryMb: db.kind === 'pg' ? buildMemoryMb : undefined });
+        await ensureHnswIndex(tx, db.kind, dimensions, buildMemoryMb);
       }
     });
   });
 }
 
-/** Builds the HNSW index, or rebuilds it when it was built with other settings or over another expression (an older version's). */
-async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: number, options: HnswBuildOptions): Promise<void> {
-  const wanted = [`m=${options.m}`, `ef_construction=${options.efConstruction}`];
+/**
+ * Builds the HNSW index with the backend's settings, or rebuilds it when it was built with others or
+ * over another expression (an older version's). `memoryMb`: maintenance_work_mem on Postgres, where
+ * the graph built in memory is many times faster than one that spills.
+ */
+async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: number, memoryMb: number | undefined): Promise<void> {
+  const { m, efConstruction } = HNSW_BUILD[kind];
+  const wanted = [`m=${m}`, `ef_construction=${efConstruction}`];
   const column = hnswColumn(kind, dimensions);
   const { rows } = await tx.query<{ options: string[] | null; definition: string }>(
     `SELECT c.reloptions AS options, pg_get_indexdef(c.oid) AS definition FROM pg_class c WHERE c.relname = $1 AND c.relkind = 'i'`,
@@ -77,7 +73,7 @@ async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: numb
   // statement timeout, and the memory to build the graph without spilling.
   if (kind === 'pg') {
     await tx.exec(`SET LOCAL statement_timeout = 0`);
-    if (options.memoryMb) await tx.exec(`SET LOCAL maintenance_work_mem = '${Math.trunc(options.memoryMb)}MB'`);
+    if (memoryMb) await tx.exec(`SET LOCAL maintenance_work_mem = '${Math.trunc(memoryMb)}MB'`);
   }
-  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (${column.sql}) WITH (m = ${options.m}, ef_construction = ${options.efConstruction})`);
+  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (${column.sql}) WITH (m = ${m}, ef_construction = ${efConstruction})`);
 }

@@ -5,8 +5,8 @@ import pgvector from 'pgvector';
 import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
-import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { hnswOrder } from '../../platform/vector-index.js';
+import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { RANKING } from './ranking.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
@@ -145,8 +145,8 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
   const where = filterConditions(q.projectId, q.filter);
   const vec = where.param(vectorText);
   const k = where.param(q.k);
-  // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate and at
-  // half precision, so take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly
+  // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate (and on
+  // Postgres at half precision, platform/vector-index.ts), so take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly
   // nearest of them.
   const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : hnswOrder(db.kind, q.vector!.length, vec);
   const scan = q.exact ? k : where.param(vectorScan(q.k));
