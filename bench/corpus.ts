@@ -3,7 +3,9 @@
 // straight into the memories table (not through the encoder).
 import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
-import type { Queryable } from '../src/platform/db.js';
+import type { Db, Queryable } from '../src/platform/db.js';
+import { ensureEmbeddingDimension } from '../src/embeddings/dimension.js';
+import { createMemoryModule, type MemoryApi } from '../src/memory/index.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
 import type { MemoryType } from '../src/memory/schemas.js';
@@ -117,4 +119,42 @@ export async function deleteProjectRows(ctx: Lattice, projectId: string): Promis
       await sleep(250 * attempt);
     }
   }
+}
+
+/** The HNSW indexes on memories: the service's vector index, whatever its name, expression and settings. */
+async function hnswIndexes(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+      WHERE i.indrelid = 'memories'::regclass AND a.amname = 'hnsw'`,
+  );
+  return rows.map((r) => r.name);
+}
+
+/** Drops the vector index, so that a corpus loads without linking each row into the graph; answers what it dropped. */
+export async function dropVectorIndex(ctx: Lattice): Promise<string[]> {
+  const dropped = await hnswIndexes(ctx.runtime.db);
+  for (const index of dropped) await ctx.runtime.db.exec(`DROP INDEX ${index}`);
+  return dropped;
+}
+
+/** Builds the vector index over what is loaded, as a boot builds it (ensureEmbeddingDimension): its time, name(s) and size. */
+export async function buildVectorIndex(ctx: Lattice): Promise<{ ms: number; indexes: string[]; size: string }> {
+  const { db, config } = ctx.runtime;
+  const start = performance.now();
+  await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
+  const ms = performance.now() - start;
+  const indexes = await hnswIndexes(db);
+  if (indexes.length === 0) throw new Error('the boot path built no HNSW index on memories');
+  const { rows } = await db.query<{ size: string }>(
+    `SELECT pg_size_pretty(sum(pg_relation_size(c.oid))) AS size FROM pg_class c WHERE c.relname = ANY($1::text[])`,
+    [indexes],
+  );
+  return { ms, indexes, size: rows[0]!.size };
+}
+
+/** The memory domain's search as the service builds it, over another database handle or exact-scan limit. */
+export function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows?: number }): Pick<MemoryApi, 'search'> {
+  const { runtime } = ctx;
+  const config = { ...runtime.config, searchExactScanMaxRows: options.exactScanMaxRows ?? runtime.config.searchExactScanMaxRows };
+  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy }).api;
 }

@@ -31,13 +31,12 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
-import type { Db } from '../src/platform/db.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { MemoryType } from '../src/memory/schemas.js';
-import { createMemoryModule, type MemoryApi, type SaveInput } from '../src/memory/index.js';
+import type { MemoryApi, SaveInput } from '../src/memory/index.js';
 import { searchCandidates } from '../src/memory/search/store.js';
-import { ensureEmbeddingDimension, HNSW_BUILD } from '../src/embeddings/dimension.js';
-import { deleteProjectRows, loadProject, topicCentroids } from './corpus.js';
+import { HNSW_BUILD } from '../src/platform/vector-index.js';
+import { buildVectorIndex, deleteProjectRows, dropVectorIndex, loadProject, searchWith, topicCentroids } from './corpus.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, recordingDb, runBench, sleep, summarise,
   withPgliteContext, withPostgresContext, words, type Template, type Words,
@@ -308,13 +307,6 @@ interface SearchPath {
   exactScanMaxRows: number;
 }
 
-/** The memory domain's search as the service builds it, over another database handle or exact-scan limit. */
-function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows: number }): Pick<MemoryApi, 'search'> {
-  const { runtime } = ctx;
-  const config = { ...runtime.config, searchExactScanMaxRows: options.exactScanMaxRows };
-  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy }).api;
-}
-
 async function benchSearch(run: Run, size: number, projectId: string, path: SearchPath, queries: QuerySource): Promise<void> {
   const { ctx, setup } = run;
   const { rows: counted } = await ctx.runtime.db.query<{ n: number }>(
@@ -487,7 +479,7 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
 
   // The shared table: one project per size, 49 small ones, written without the vector index, which is
   // then built over them at once, as a boot builds it over existing rows (ensureEmbeddingDimension).
-  await ctx.runtime.db.exec('DROP INDEX memories_embedding_hnsw');
+  await dropVectorIndex(ctx);
   const small = new Map<string, number>();
   for (let i = 1; i <= OTHER_PROJECTS; i++) {
     const count = 1 + ((i * 7) % 12);
@@ -519,14 +511,10 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
   await ctx.runtime.db.exec('VACUUM ANALYZE memories');
   const vacuumMs = performance.now() - vacuumStart;
   progress(`[${setup}] building the vector index (ensureEmbeddingDimension)`);
-  const buildStart = performance.now();
-  await ensureEmbeddingDimension(ctx.runtime.db, ctx.runtime.config.embeddingDimensions, ctx.runtime.config.searchHnswBuildMemoryMb);
-  const buildMs = performance.now() - buildStart;
+  const index = await buildVectorIndex(ctx);
   await ctx.runtime.db.exec('ANALYZE memories');
-  const { rows: sizeRows } = await ctx.runtime.db.query<{ total: number; hnsw: string; heap: string }>(
-    `SELECT (SELECT count(*)::int FROM memories) AS total,
-            pg_size_pretty(pg_relation_size('memories_embedding_hnsw')) AS hnsw,
-            pg_size_pretty(pg_table_size('memories')) AS heap`,
+  const { rows: sizeRows } = await ctx.runtime.db.query<{ total: number; heap: string }>(
+    `SELECT (SELECT count(*)::int FROM memories) AS total, pg_size_pretty(pg_table_size('memories')) AS heap`,
   );
   rows.push({
     measure: 'corpus: VACUUM ANALYZE memories',
@@ -536,10 +524,10 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
   });
   const build = HNSW_BUILD[ctx.runtime.db.kind];
   rows.push({
-    measure: `corpus: vector index build (HNSW over half precision, m ${build.m}, ef_construction ${build.efConstruction})`,
+    measure: `corpus: vector index build (HNSW at ${build.precision} precision, m ${build.m}, ef_construction ${build.efConstruction})`,
     setup,
     n: sizeRows[0]!.total,
-    result: `${seconds(buildMs)}; index ${sizeRows[0]!.hnsw}`,
+    result: `${seconds(index.ms)}; index ${index.size}`,
   });
 
   const queries = new QuerySource(sizes.length * 2 * (SEARCH_WARMUP + 2 * SEARCHES) + OTHER_PROJECTS + 10, 31337);

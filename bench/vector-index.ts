@@ -15,7 +15,7 @@ import pgvector from 'pgvector';
 import type { Lattice } from '../src/modules.js';
 import type { Queryable } from '../src/platform/db.js';
 import { createLogger } from '../src/platform/logger.js';
-import { loadProject, topicCentroids } from './corpus.js';
+import { dropVectorIndex, loadProject, topicCentroids } from './corpus.js';
 import {
   check, makeTexts, markdownTable, ms, perSecond, positiveInt, progress, queryTemplates, runBench, seconds, summarise, thousands, withPostgresContext,
 } from './support.js';
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   try {
     await withPostgresContext(process.env.DATABASE_URL, undefined, log, async (ctx, setup) => {
       const db = ctx.runtime.db;
-      await db.exec('DROP INDEX IF EXISTS memories_embedding_hnsw');
+      await dropVectorIndex(ctx);
       const centroids = await topicCentroids(ctx, setup);
       for (let i = 1; i <= OTHER_PROJECTS; i++) await loadProject(ctx, `bench-small-${i}`, 1 + ((i * 7) % 12), 5000 + i, centroids);
       const start = performance.now();

@@ -5,11 +5,10 @@ import type { Lattice } from '../../src/modules.js';
 import type { Db, Queryable } from '../../src/platform/db.js';
 import { newId } from '../../src/platform/ids.js';
 import { contentHash } from '../../src/memory/content-hash.js';
-import { createEmbeddingsModule } from '../../src/embeddings/index.js';
-import { createMemoryModule, type MemoryApi, type SaveInput } from '../../src/memory/index.js';
+import type { SaveInput } from '../../src/memory/index.js';
 import type { MemoryType } from '../../src/memory/schemas.js';
 import { searchCandidates } from '../../src/memory/search/store.js';
-import { deleteProjectRows, loadProject, topicCentroids } from '../corpus.js';
+import { buildVectorIndex, deleteProjectRows, dropVectorIndex, loadProject, searchWith, topicCentroids } from '../corpus.js';
 import { makeTexts, memoryTemplates, ms, perSecond, progress, queryTemplates, recordingDb, seconds, sleep, summarise, thousands, type Statement } from '../support.js';
 import { addRow, latencyMeasure, timeEach, type Run } from './common.js';
 
@@ -41,21 +40,6 @@ function vectorStatements(statements: readonly Statement[]): { settings: string[
   return { settings, list };
 }
 
-/** The HNSW indexes on memories: the service's vector index, whatever its name, expression and settings. */
-async function hnswIndexes(db: Db): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-      WHERE i.indrelid = 'memories'::regclass AND a.amname = 'hnsw'`,
-  );
-  return rows.map((r) => r.name);
-}
-
-/** The memory domain's search as the service builds it, over another database handle. */
-function searchOver(ctx: Lattice, db: Db): Pick<MemoryApi, 'search'> {
-  const { runtime } = ctx;
-  return createMemoryModule({ ...runtime, db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy }).api;
-}
-
 const sizeLabel = (n: number) => (n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : thousands(n));
 
 export async function benchSearch(run: Run, size: number, searches: number): Promise<void> {
@@ -65,8 +49,7 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
   const centroids = await topicCentroids(ctx, setup);
   // Loaded without the vector index, which the service's boot path then builds over the whole table
   // (as a deployment's first boot after an import would): far faster than linking every row as it comes.
-  const dropped = await hnswIndexes(db);
-  for (const index of dropped) await db.exec(`DROP INDEX ${index}`);
+  const dropped = await dropVectorIndex(ctx);
   progress(`[${setup}] search: loading ${thousands(size)} memories (realistic texts, vectors clustered around 1,000 topic centroids; dropped ${dropped.join(', ') || 'no index'} first)`);
   let lastReport = 0;
   const loadStart = performance.now();
@@ -80,13 +63,8 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
     },
   });
   const loadMs = performance.now() - loadStart;
-  progress(`[${setup}] search: building the vector index (the service's boot path, createEmbeddingsModule)`);
-  const buildStart = performance.now();
-  await createEmbeddingsModule(ctx.runtime);
-  const buildMs = performance.now() - buildStart;
-  const rebuilt = await hnswIndexes(db);
-  if (rebuilt.length === 0) throw new Error('the boot path built no HNSW index on memories');
-  const { rows: sized } = await db.query<{ size: string }>(`SELECT pg_size_pretty(sum(pg_relation_size(c.oid))) AS size FROM pg_class c WHERE c.relname = ANY($1::text[])`, [rebuilt]);
+  progress(`[${setup}] search: building the vector index (the service's boot path, ensureEmbeddingDimension)`);
+  const index = await buildVectorIndex(ctx);
   progress(`[${setup}] search: VACUUM ANALYZE memories`);
   await db.exec('VACUUM ANALYZE memories');
 
@@ -118,7 +96,7 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
   // through a search over a recording handle, untimed), then all replayed alone, in the same order,
   // each with its session settings (after the recording pass, so no replay follows its own query).
   const recorder = recordingDb(db);
-  const probe = searchOver(ctx, recorder.db);
+  const probe = searchWith(ctx, { db: recorder.db });
   const recorded: { settings: string[]; list: Statement[] }[] = [];
   for (const q of retrievalQueries) {
     recorder.statements.length = 0;
@@ -155,7 +133,7 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
   const rawMeasure = latencyMeasure('raw vector candidate statement as the service sent it (session settings applied, no lexical list, no fusion)', rawSummary);
   const r = summarise(retrievalSamples);
   const w = summarise(whole);
-  const common = `${path}; ${thousands(size)} memories written in ${seconds(loadMs)}, then the vector index ${rebuilt.join(', ')} built in ${seconds(buildMs)} (${sized[0]!.size}); ${searches} searches after ${WARMUP} warm-up; vector statement: ${[...shapes].join(' | ')}, ${(rawRows / Math.max(1, raw.length)).toFixed(0)} ids a query`;
+  const common = `${path}; ${thousands(size)} memories written in ${seconds(loadMs)}, then the vector index ${index.indexes.join(', ')} built in ${seconds(index.ms)} (${index.size}); ${searches} searches after ${WARMUP} warm-up; vector statement: ${[...shapes].join(' | ')}, ${(rawRows / Math.max(1, raw.length)).toFixed(0)} ids a query`;
   addRow(run, `${name}: retrieval (query vector cached), ctx.apis.memory.search`, latencyMeasure('search with the query vector cached', r), rawMeasure, {
     text: `#8: p95 ≤ ${GOAL_RETRIEVAL_P95_MS} ms at 100k`,
     ok: (v) => v <= GOAL_RETRIEVAL_P95_MS,
