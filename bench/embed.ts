@@ -4,7 +4,11 @@
 //      DATABASE_URL is set, on Postgres (a throwaway lattice_bench_* database; with REDIS_URL also
 //      set, through BullMQ under a throwaway QUEUE_PREFIX);
 //   2. single-query embedding latency (p50/p95/p99), uncached and through the query cache;
-//   3. the worker pool's own per-task cost (noop tasks), one at a time and 32 in flight.
+//   3. the worker pool's own per-task cost (noop tasks), one at a time and 32 in flight;
+//   4. the encoder alone in the pool, texts per second at batches of 1, 32 and 128 with two batches
+//      per thread in flight (and batch 1 with one per thread), beside the same texts through the
+//      TF.js encoder it replaced (bench/embed-reference-worker.ts), in a pool of as many threads, in
+//      the same run.
 // Progress goes to stderr.
 //
 // Run after a build (the pool loads dist/workers/index.js):
@@ -14,6 +18,8 @@
 // (POOL_MAX_THREADS, WORKER_CONCURRENCY, EMBEDDING_PROVIDER, ...) are read as the service reads them.
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import type { Lattice } from '../src/modules.js';
 import { countEmbedded, insertMemories, type NewMemory } from '../src/memory/store.js';
 import { newId } from '../src/platform/ids.js';
@@ -29,6 +35,8 @@ const NOOP_WARMUP = 200;
 const NOOP_PARALLEL_TASKS = 10_000;
 const IN_FLIGHT = 32;
 const PROJECT = 'bench';
+const ENCODER_BATCHES = [1, 32, 128];
+const ENCODER_TEXTS = 1024;
 
 if (!Number.isInteger(MEMORIES) || MEMORIES < 1) throw new Error('BENCH_MEMORIES must be a positive integer');
 
@@ -150,6 +158,62 @@ async function benchPool(ctx: Lattice, setup: string): Promise<void> {
   rows.push({ measure: `pool noop tasks, ${IN_FLIGHT} in flight`, setup, n: NOOP_PARALLEL_TASKS, rate: rate(NOOP_PARALLEL_TASKS, elapsed, 'tasks') });
 }
 
+/**
+ * Texts per second of one encoder: `inFlight` batches in flight until ENCODER_TEXTS are embedded,
+ * timed on a second pass over the same texts. The first pass warms the encoder for every shape
+ * these batches have (ONNX Runtime plans a run's memory once per input shape; at batch 1 an
+ * untimed first pass of 256 texts ran at half the rate of a later one). With one batch per thread,
+ * a thread waits idle while its answer goes back and the next batch comes; with two per thread
+ * (what the service's embedder and backfill keep in the pool, WorkerPool.feedLimit), the next
+ * batch is already queued.
+ */
+async function encoderRate(run: (texts: string[]) => Promise<unknown>, inFlight: number, batch: number, texts: readonly string[]): Promise<{ n: number; elapsed: number }> {
+  const n = Math.min(ENCODER_TEXTS, texts.length);
+  const pass = async () => {
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < n) {
+          const from = next;
+          next += batch;
+          await run(texts.slice(from, Math.min(from + batch, n)));
+        }
+      }),
+    );
+    return performance.now() - start;
+  };
+  await pass();
+  return { n, elapsed: await pass() };
+}
+
+async function benchEncoder(ctx: Lattice, setup: string): Promise<void> {
+  const threads = ctx.runtime.config.poolMaxThreads;
+  const texts = makeTexts(ENCODER_TEXTS, 3, memoryTemplates);
+  const reference = new Piscina({
+    filename: fileURLToPath(new URL('./embed-reference-worker.ts', import.meta.url)),
+    minThreads: threads,
+    maxThreads: threads,
+    maxQueue: 4 * threads,
+  });
+  // Every batch size with two batches per thread in flight, and batch 1 with one per thread too.
+  const measures = [...ENCODER_BATCHES.map((batch) => ({ batch, perThread: 2 })), { batch: 1, perThread: 1 }];
+  try {
+    for (const { batch, perThread } of measures) {
+      progress(`[${setup}] encoder at batch ${batch}, ${perThread} per thread in flight: ONNX Runtime, then TF.js`);
+      const inFlight = perThread * threads;
+      const onnx = await encoderRate((chunk) => ctx.runtime.pool.run('embed', { texts: chunk }), inFlight, batch, texts);
+      const tfjs = await encoderRate((chunk) => reference.run({ texts: chunk }), inFlight, batch, texts);
+      const ratio = (tfjs.elapsed / tfjs.n / (onnx.elapsed / onnx.n)).toFixed(2);
+      const how = `batch ${batch}, ${perThread} per thread in flight`;
+      rows.push({ measure: `encoder, ${how}, ONNX Runtime (${ratio}× TF.js)`, setup, n: onnx.n, rate: rate(onnx.n, onnx.elapsed, 'texts') });
+      rows.push({ measure: `encoder, ${how}, TF.js WASM (reference)`, setup, n: tfjs.n, rate: rate(tfjs.n, tfjs.elapsed, 'texts') });
+    }
+  } finally {
+    await reference.destroy();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Backends
 
@@ -157,6 +221,7 @@ async function runPglite(): Promise<void> {
   await withPgliteContext(log, async (ctx, setup) => {
     await benchBackfill(ctx, setup);
     const workerSetup = `${ctx.apis.embeddings.model}, ${ctx.runtime.config.poolMaxThreads} pool thread(s)`;
+    await benchEncoder(ctx, workerSetup);
     await benchQueryLatency(ctx, workerSetup);
     await benchPool(ctx, workerSetup);
   });

@@ -51,11 +51,10 @@ export class LocalEmbedder implements Embedder {
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     const pool = options.background ? this.backgroundPool : this.pool;
     const slots = this.slots.get(pool)!;
-    // The encoder pads every text of a chunk to the chunk's longest, so chunks of texts of like
-    // length waste the least: by length, then each vector back to its text's place. Padding does
-    // not change a vector (cosine to the text embedded alone: 1 - 1e-13), only the time. Texts of
-    // 4 to 34 words, on one thread: 107 texts/s sorted against 74 unsorted. bench/embed.ts's
-    // backfill, whose texts are of like length, is unchanged by it (77 memories/s either way).
+    // The encoder pads every text of a run to the run's longest, so chunks of texts of like length
+    // waste the least: by length, then each vector back to its text's place. Padding does not
+    // change a vector, only the time; the worker splits a chunk into runs of like token count too
+    // (workers/use-lite.ts), and sorted chunks give it fewer, larger runs.
     const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
     const chunks: number[][] = [];
     for (let i = 0; i < order.length; i += LOCAL_CHUNK) chunks.push(order.slice(i, i + LOCAL_CHUNK));

@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
+import { GATE_BUSY, GATE_CELLS, GATE_CLOSING } from '../../workers/native-gate.js';
 import type { TaskMap, TaskName } from '../../workers/tasks.js';
 import { DependencyUnavailableError, PoolOverloadedError } from './errors.js';
 import { projectRoot } from './project-root.js';
@@ -24,8 +25,36 @@ export interface PoolOptions {
   filename?: string;
 }
 
+/**
+ * Tasks that spend their time in native code (ONNX Runtime), where a thread must not be stopped
+ * (workers/native-gate.ts). Their timeout stops the caller's wait but lets the thread finish the
+ * task, which stays counted in flight until it does; an embed task is bounded by its batch size.
+ * Every other task is plain JS, and its timeout stops its thread.
+ */
+const UNINTERRUPTIBLE: ReadonlySet<TaskName> = new Set<TaskName>(['embed']);
+
+/** Longest the process's exit waits for threads to leave native code. */
+const EXIT_WAIT_MS = 10_000;
+
+// The gates of every pool running threads. Exiting the process stops its threads, so at exit each
+// gate is closed and its native calls awaited first (Atomics.wait: 'exit' listeners must be
+// synchronous). One listener for all pools.
+const openGates = new Set<Int32Array>();
+let exitListening = false;
+
+function closeGatesAtExit(): void {
+  const deadline = Date.now() + EXIT_WAIT_MS;
+  for (const gate of openGates) Atomics.store(gate, GATE_CLOSING, 1);
+  for (const gate of openGates) {
+    for (let busy = Atomics.load(gate, GATE_BUSY); busy !== 0 && Date.now() < deadline; busy = Atomics.load(gate, GATE_BUSY)) {
+      Atomics.wait(gate, GATE_BUSY, busy, deadline - Date.now());
+    }
+  }
+}
+
 export class WorkerPool {
   private piscina: Piscina | undefined;
+  private gate: Int32Array | undefined;
   private inFlight = 0;
 
   constructor(private readonly options: PoolOptions) {}
@@ -52,37 +81,72 @@ export class WorkerPool {
       throw new PoolOverloadedError(`the worker pool is full (${this.inFlight} tasks in flight); retry shortly`, { retryAfterSeconds: 1 });
     }
     const pool = this.start();
-    const signal = AbortSignal.timeout(this.options.taskTimeoutMs);
+    const timedOut = (cause?: unknown) =>
+      new DependencyUnavailableError(`pool task ${name} exceeded ${this.options.taskTimeoutMs} ms`, { cause });
     this.inFlight++;
+    if (UNINTERRUPTIBLE.has(name)) {
+      const task = pool.run({ name, input }, { transferList }).finally(() => this.inFlight--);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(timedOut()), this.options.taskTimeoutMs);
+      });
+      task.catch(() => undefined); // settled later than the deadline: nobody awaits it any more
+      try {
+        return (await Promise.race([task, deadline])) as TaskMap[N]['output'];
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    const signal = AbortSignal.timeout(this.options.taskTimeoutMs);
     try {
       return (await pool.run({ name, input }, { signal, transferList })) as TaskMap[N]['output'];
     } catch (error) {
-      if (signal.aborted) {
-        throw new DependencyUnavailableError(`pool task ${name} exceeded ${this.options.taskTimeoutMs} ms`, { cause: error });
-      }
+      if (signal.aborted) throw timedOut(error);
       throw error;
     } finally {
       this.inFlight--;
     }
   }
 
+  /**
+   * Stops the threads, never one inside ONNX Runtime's native code (workers/native-gate.ts): closes
+   * the gate, so that no thread starts another native call (an embed in progress or queued fails
+   * with "the worker pool is closing"), waits for the calls under way to return, then closes the
+   * pool. Piscina's own close({ force }) is not enough: with two threads busy it counts the first
+   * to finish twice and stops the other mid-task, which aborted the process (reproduced: five of
+   * five runs).
+   */
   async destroy(): Promise<void> {
     const pool = this.piscina;
+    const gate = this.gate;
     this.piscina = undefined;
-    await pool?.destroy();
+    this.gate = undefined;
+    if (gate) {
+      Atomics.store(gate, GATE_CLOSING, 1);
+      const deadline = Date.now() + EXIT_WAIT_MS;
+      while (Atomics.load(gate, GATE_BUSY) !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      openGates.delete(gate);
+    }
+    await pool?.close({ force: true });
   }
 
   private start(): Piscina {
     if (this.piscina) return this.piscina;
     const filename = this.options.filename ?? join(projectRoot(), 'dist', 'workers', 'index.js');
     if (!existsSync(filename)) throw new Error(`worker entry ${filename} is missing: run npm run build`);
+    if (!exitListening) {
+      process.on('exit', closeGatesAtExit);
+      exitListening = true;
+    }
+    this.gate = new Int32Array(new SharedArrayBuffer(GATE_CELLS * Int32Array.BYTES_PER_ELEMENT));
+    openGates.add(this.gate);
     this.piscina = new Piscina({
       filename,
       minThreads: 0,
       maxThreads: this.options.maxThreads,
       maxQueue: Math.max(1, this.options.maxQueue) + this.options.maxThreads,
       idleTimeout: 60_000,
-      workerData: { niceness: this.options.niceness ?? 0 },
+      workerData: { niceness: this.options.niceness ?? 0, nativeGate: this.gate.buffer },
     });
     return this.piscina;
   }

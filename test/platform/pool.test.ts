@@ -1,9 +1,13 @@
 // The worker pool runs the built entry (dist/workers/index.js): `npm test` builds first; run
 // `npm run build` before running this file with vitest directly.
-import { getPriority } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DependencyUnavailableError, PoolOverloadedError } from '../../src/platform/errors.js';
 import { WorkerPool, type PoolOptions } from '../../src/platform/pool.js';
+import { projectRoot } from '../../src/platform/project-root.js';
 
 const TEXTS = Array.from({ length: 8 }, (_, i) => `The customer asked about order number ${i} and its delivery date`);
 
@@ -55,6 +59,21 @@ describe('WorkerPool', () => {
     expect(pool({ maxThreads: 3, maxQueue: 1 }).feedLimit).toBe(4);
   });
 
+  it('refuses the tasks in progress and queued when destroyed, and runs again after', async () => {
+    const p = pool({ maxThreads: 1 });
+    const long = Array.from({ length: 64 }, (_, i) => `${TEXTS[i % TEXTS.length]} and its invoice, item ${i} of a long order`);
+    await p.run('embed', { texts: TEXTS.slice(0, 1) });
+    const running = p.run('embed', { texts: long }).then(() => 'ran', (error: unknown) => error);
+    const queued = p.run('embed', { texts: TEXTS }).then(() => 'ran', (error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await p.destroy();
+    expect(await queued).toBeInstanceOf(Error);
+    // The one in progress settles (it finished its last native run or was refused the next);
+    // a destroy that left it hanging would time this test out.
+    await running;
+    await expect(p.run('embed', { texts: TEXTS.slice(0, 2) })).resolves.toHaveLength(2 * 512);
+  });
+
   it('starts no thread until the first task', () => {
     expect(pool().size).toEqual({ inFlight: 0, threads: 0 });
   });
@@ -87,16 +106,74 @@ describe('WorkerPool', () => {
     await expect(p.run('noop', { value: 4 })).resolves.toEqual({ value: 4 });
   });
 
-  it('fails a task that exceeds taskTimeoutMs with DependencyUnavailableError, and counts it out of flight', async () => {
-    // A fresh pool: loading the model alone takes far longer than 5 ms.
+  it('fails a plain task that exceeds taskTimeoutMs with DependencyUnavailableError, and counts it out of flight', async () => {
+    // A fresh pool: starting its thread alone takes far longer than 5 ms.
     const p = pool({ maxThreads: 1, maxQueue: 4, taskTimeoutMs: 5 });
-    const many = Array.from({ length: 200 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${i}`);
-    const error: unknown = await p.run('embed', { texts: many }).catch((e: unknown) => e);
+    const error: unknown = await p.run('noop', { value: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyUnavailableError);
     expect(error).not.toBeInstanceOf(PoolOverloadedError);
     expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', statusCode: 503, message: expect.stringContaining('5 ms') });
     expect(p.size.inFlight).toBe(0);
   });
+
+  it('answers an embed past taskTimeoutMs with DependencyUnavailableError at once, but lets its thread finish the native run', async () => {
+    const p = pool({ maxThreads: 1, maxQueue: 4, taskTimeoutMs: 5 });
+    const many = Array.from({ length: 200 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${i}`);
+    const started = Date.now();
+    const error: unknown = await p.run('embed', { texts: many }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(1_000); // loading the model alone takes longer
+    expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', statusCode: 503, message: expect.stringContaining('embed exceeded 5 ms') });
+    // Still in flight, on a thread that was not stopped: the admission count stays honest.
+    expect(p.size).toEqual({ inFlight: 1, threads: 1 });
+    await vi.waitFor(() => expect(p.size.inFlight).toBe(0), { timeout: 30_000, interval: 50 });
+    expect(p.size.threads).toBe(1);
+  });
+
+  it('destroys a pool whose two threads are both inside the encoder\'s native run, and the process lives', () => {
+    // Piscina's close({ force }) alone stops the second busy thread mid-run (it counts the first to
+    // finish twice): this child aborted with 134 in five runs of five before the gate closed first.
+    const script = `
+      import { WorkerPool } from ${JSON.stringify(join(projectRoot(), 'src/platform/pool.ts'))};
+      const pool = new WorkerPool({ maxThreads: 2, maxQueue: 8, taskTimeoutMs: 60000 });
+      await Promise.all([pool.run('embed', { texts: ['warm'] }), pool.run('embed', { texts: ['up'] })]);
+      const texts = Array.from({ length: 512 }, (_, i) => 'a long text about an order and its delivery, number ' + i);
+      const settled = [pool.run('embed', { texts: texts.slice(0, 256) }), pool.run('embed', { texts })].map((p) => p.then(() => 'ran', () => 'refused'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await pool.destroy();
+      console.log('destroyed', (await Promise.all(settled)).join(' '));`;
+    const file = join(mkdtempSync(join(tmpdir(), 'lattice-pool-destroy-')), 'destroy.mts');
+    writeFileSync(file, script);
+    for (let round = 0; round < 3; round++) {
+      const { status, signal, stdout, stderr } = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: projectRoot(), encoding: 'utf8', timeout: 60_000 });
+      expect({ round, status, signal, stderr: stderr.slice(-400) }).toEqual({ round, status: 0, signal: null, stderr: '' });
+      expect(stdout).toMatch(/destroyed (ran|refused) (ran|refused)/);
+    }
+  }, 120_000);
+
+  it('lets the process exit 0 while a thread is inside the encoder\'s native run', () => {
+    // Without the gate (workers/native-gate.ts) this child aborts with 134: process.exit stops the
+    // thread mid-run, and ONNX Runtime's binding throws a C++ exception nothing catches.
+    const script = `
+      import { WorkerPool } from ${JSON.stringify(join(projectRoot(), 'src/platform/pool.ts'))};
+      const pool = new WorkerPool({ maxThreads: 2, maxQueue: 8, taskTimeoutMs: 60000 });
+      await Promise.all([pool.run('embed', { texts: ['warm'] }), pool.run('embed', { texts: ['up'] })]);
+      const texts = Array.from({ length: 512 }, (_, i) => 'a long text about an order and its delivery, number ' + i);
+      pool.run('embed', { texts }).catch(() => undefined);
+      pool.run('embed', { texts }).catch(() => undefined);
+      setTimeout(() => { console.log('exiting'); process.exit(0); }, 150);`;
+    // A file, not -e: the pool's threads inherit the child's execArgv, and --input-type is refused there.
+    const file = join(mkdtempSync(join(tmpdir(), 'lattice-pool-exit-')), 'exit.mts');
+    writeFileSync(file, script);
+    for (let round = 0; round < 3; round++) {
+      const { status, signal, stdout, stderr } = spawnSync(process.execPath, ['--import', 'tsx', file], {
+        cwd: projectRoot(),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect({ round, status, signal, stderr: stderr.slice(-400) }).toEqual({ round, status: 0, signal: null, stderr: '' });
+      expect(stdout).toContain('exiting');
+    }
+  }, 120_000);
 
   it('runs tasks again after destroy, on a new pool of threads', async () => {
     const p = pool({ maxThreads: 1 });
