@@ -2,7 +2,7 @@
 // announced), the debounced mining queue, pattern projection with imminent events, declared-target
 // predictions of every kind (recorded and scored), the upcoming list, profiles; permissions,
 // entitlements, metering and isolation between projects.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { mulberry32 } from '../helpers/random.js';
 
@@ -69,6 +69,19 @@ describe('behaviour intelligence', () => {
       // Each new pattern was announced.
       const events = (await h.call('GET', a.projectId, '/memory-events?eventTypes=pattern.emerged')).json();
       expect(events.map((e: { sourcePatternId: string }) => e.sourcePatternId)).toContain(recurring.id);
+    });
+
+    it('counts each pattern once when two minings of a subject run at once: one creates, the other refreshes', async () => {
+      const twin = { kind: 'customer', externalId: 'c-twin' };
+      await saveEvents(a.projectId, twin, weekly(10, 6), 'swim', { entity: 'city pool' });
+      // Wait for the mining the writes queued (debounce 0 here), then start afresh.
+      await vi.waitFor(async () => expect((await h.call('GET', a.projectId, `/lattice/contacts/${twin.externalId}/patterns`)).json().data.length).toBe(4), { timeout: 20_000, interval: 100 });
+      await h.db.query(`DELETE FROM memories WHERE project_id = $1 AND subject_external_id = $2 AND pattern_key IS NOT NULL`, [a.projectId, twin.externalId]);
+      const reports = await Promise.all([1, 2].map(async () => (await h.call('POST', a.projectId, '/lattice/patterns/extract', { body: { subject: twin } })).json()));
+      expect(reports.map((r) => r.patternsCreated).sort()).toEqual([0, 4]);
+      expect(reports.map((r) => r.patternsRefreshed).sort()).toEqual([0, 4]);
+      const list = (await h.call('GET', a.projectId, `/lattice/contacts/${twin.externalId}/patterns`)).json().data;
+      expect(list).toHaveLength(4);
     });
 
     it('refreshes patterns on re-mining instead of duplicating them', async () => {

@@ -42,7 +42,6 @@ const emptyTally = (): MiningTally => ({ contactsProcessed: 0, patternsCreated: 
 interface Loaded {
   subjects: readonly Subject[];
   activity: SubjectActivity[];
-  existing: store.StoredPattern[];
 }
 
 interface Group {
@@ -123,11 +122,10 @@ export class PatternMiner {
 
   private async load(projectId: string, subjects: readonly Subject[], { windowDays, now }: MineOptions): Promise<Loaded> {
     const since = new Date(now.getTime() - windowDays * DAY_MS);
-    const [activity, existing] = await Promise.all([readActivity(this.db, projectId, subjects, since, now), store.patternsOf(this.db, projectId, subjects)]);
-    return { subjects, activity, existing };
+    return { subjects, activity: await readActivity(this.db, projectId, subjects, since, now) };
   }
 
-  private async mineChunk(projectId: string, { subjects, activity, existing }: Loaded, { timezone, now, windowDays }: MineOptions): Promise<MiningTally> {
+  private async mineChunk(projectId: string, { subjects, activity }: Loaded, { timezone, now, windowDays }: MineOptions): Promise<MiningTally> {
     const jobs: { subject: Subject; group: Group }[] = [];
     for (const { subject, activities } of activity) for (const group of groupsOf(activities)) jobs.push({ subject, group });
     const inputs: MiningInput[] = jobs.map(({ group }) => ({
@@ -138,7 +136,34 @@ export class PatternMiner {
     }));
     const mined = inputs.length === 0 ? [] : await this.pool.run('behavior.mine', inputs);
 
-    const stored = new Map(existing.map((p) => [slot(p.record.subject.kind, p.record.subject.externalId, p.key), p]));
+    // The patterns and the announcement of the new ones commit together: a crash between them
+    // would leave a pattern that is never announced (mined again, it is not new). The subjects are
+    // locked before their stored patterns are read: two minings of a subject at once (the queue's
+    // after a write and an explicit extract) would otherwise each reconcile against what the other
+    // had not written yet, and the later would count the earlier's new patterns as neither created
+    // nor refreshed.
+    const { created, receipt, refreshed, deactivated, written } = await this.db.transaction(async (tx) => {
+      await store.lockSubjects(tx, projectId, subjects);
+      const stored = new Map((await store.patternsOf(tx, projectId, subjects)).map((p) => [slot(p.record.subject.kind, p.record.subject.externalId, p.key), p]));
+      const { rows, refreshed, deactivated } = this.reconcile(jobs, mined, stored, windowDays, now);
+      const keyed = (await this.memory.upsertKeyed(projectId, await carryEvidence(tx, projectId, rows, stored), tx)).filter((w) => w.created);
+      const events = announcements(keyed, rows);
+      const receipt = events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined;
+      return { created: keyed, receipt, refreshed, deactivated, written: rows.length };
+    });
+    if (written > 0) await this.memory.afterKeyedCommit(projectId);
+    if (receipt) await this.events.afterCommit(receipt, 'queued');
+    return { contactsProcessed: subjects.length, patternsCreated: created.length, patternsRefreshed: refreshed, patternsDeactivated: deactivated };
+  }
+
+  /** The rows to write: every pattern found (new or refreshed), and the stored ones no longer found, deactivated. */
+  private reconcile(
+    jobs: readonly { subject: Subject; group: Group }[],
+    mined: readonly (readonly MinedPattern[] | undefined)[],
+    stored: ReadonlyMap<string, store.StoredPattern>,
+    windowDays: number,
+    now: Date,
+  ): { rows: KeyedMemory[]; refreshed: number; deactivated: number } {
     const rows: KeyedMemory[] = [];
     const seen = new Set<string>();
     let refreshed = 0;
@@ -172,16 +197,7 @@ export class PatternMiner {
         validTo: new Date(Math.max(now.getTime(), p.validFrom.getTime())),
       });
     }
-    // The patterns and the announcement of the new ones commit together: a crash between them
-    // would leave a pattern that is never announced (mined again, it is not new).
-    const { created, receipt } = await this.db.transaction(async (tx) => {
-      const written = (await this.memory.upsertKeyed(projectId, await carryEvidence(tx, projectId, rows, stored), tx)).filter((w) => w.created);
-      const events = announcements(written, rows);
-      return { created: written, receipt: events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined };
-    });
-    if (rows.length > 0) await this.memory.afterKeyedCommit(projectId);
-    if (receipt) await this.events.afterCommit(receipt, 'queued');
-    return { contactsProcessed: subjects.length, patternsCreated: created.length, patternsRefreshed: refreshed, patternsDeactivated: deactivated };
+    return { rows, refreshed, deactivated };
   }
 
   private patternRow(subject: Subject, key: string, group: Group, p: MinedPattern): KeyedMemory {

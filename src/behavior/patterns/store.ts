@@ -186,6 +186,22 @@ export interface OutcomeEvidence {
 }
 
 /**
+ * Takes a transaction-scoped lock per subject (advisory, in hash order, so two miners of
+ * overlapping subjects never wait on each other in a circle): one mining of a subject at a time
+ * reads its stored patterns and writes what it found.
+ */
+export async function lockSubjects(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<void> {
+  if (subjects.length === 0) return;
+  await db.query(
+    `SELECT pg_advisory_xact_lock(s.key) FROM (
+       SELECT DISTINCT hashtextextended($1 || chr(1) || u.kind || chr(1) || u.external_id, 0) AS key
+         FROM unnest($2::text[], $3::text[]) AS u(kind, external_id) ORDER BY 1
+     ) s`,
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId)],
+  );
+}
+
+/**
  * Locks these patterns (in id order, as every writer of pattern rows does, so two writers never
  * wait on each other in a circle) and reads their mined counts and outcome evidence.
  */
