@@ -77,7 +77,6 @@ export async function loadProject(
   options: { concurrency?: number; onProgress?: (done: number, elapsedMs: number) => void } = {},
 ): Promise<void> {
   await ctx.apis.tenancy.createProject(projectId, { name: `Memory benchmark, ${count} memories` });
-  const db: Queryable = ctx.runtime.db;
   const random = mulberry32(seed ^ 0x5eed);
   const texts = makeTexts(count, seed, memoryTemplates);
   const now = Date.now();
@@ -93,12 +92,16 @@ export async function loadProject(
   const start = performance.now();
   await mapConcurrent(batchStarts, options.concurrency ?? 1, async (first, b) => {
     const batch: NewMemory[] = texts.slice(first, first + LOAD_BATCH).map((content, i) => ({ id: newId('mem'), projectId, content, ...fields[first + i]! }));
-    const inserted = await insertMemories(db, batch);
-    if (inserted.length !== batch.length) throw new Error(`inserted ${inserted.length} of ${batch.length} rows into ${projectId}`);
     const normal = gaussian(mulberry32(seed * 131 + b));
     const vectors = batch.map((row, i) => ({ id: row.id, vector: clusteredVector(topicOf(first + i), normal) }));
-    const written = await writeEmbeddings(db, projectId, 'synthetic-512', vectors);
-    if (written !== batch.length) throw new Error(`embedded ${written} of ${batch.length} rows of ${projectId}`);
+    // One transaction: the service's embedding sweep must not see the rows before their vectors
+    // (it would embed them with the encoder, and writeEmbeddings fills only rows without one).
+    await ctx.runtime.db.transaction(async (tx) => {
+      const inserted = await insertMemories(tx, batch);
+      if (inserted.length !== batch.length) throw new Error(`inserted ${inserted.length} of ${batch.length} rows into ${projectId}`);
+      const written = await writeEmbeddings(tx, projectId, 'synthetic-512', vectors);
+      if (written !== batch.length) throw new Error(`embedded ${written} of ${batch.length} rows of ${projectId}`);
+    });
     done += batch.length;
     options.onProgress?.(done, performance.now() - start);
   });

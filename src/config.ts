@@ -72,8 +72,14 @@ export interface Config {
   readonly searchExactScanMaxRows: number;
   /** HNSW's candidate list on the approximate path (hnsw.ef_search): recall of the vector list against its cost. */
   readonly searchHnswEfSearch: number;
-  /** SEARCH_HNSW_BUILD_MEMORY_MB: maintenance_work_mem of an HNSW build on Postgres (at boot, when the index is missing or was built with other settings). */
+  /** SEARCH_HNSW_BUILD_MEMORY_MB: maintenance_work_mem of an HNSW build on Postgres (at boot, when the index is missing or was built with other settings), and of a project's IVFFlat build. */
   readonly searchHnswBuildMemoryMb: number;
+  /** SEARCH_IVF_MIN_ROWS: a project with this many embedded memories gets an IVFFlat index of its own (Postgres). */
+  readonly searchIvfMinRows: number;
+  /** SEARCH_IVF_PROBES: the lists such an index probes per search (ivfflat.probes). */
+  readonly searchIvfProbes: number;
+  /** SEARCH_IVF_EVERY_MS: how often the memory.project-indexes job looks at the projects' sizes. */
+  readonly searchIvfEveryMs: number;
   /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
   readonly associativeRecall: boolean;
   /** GRAPH_EXTRACTION_ENABLED: whether this deployment extracts entities from memories at all (projects still opt in). */
@@ -266,6 +272,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
     searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
     searchHnswBuildMemoryMb: r.int('SEARCH_HNSW_BUILD_MEMORY_MB', 2048, 64, 1024 * 1024),
+    searchIvfMinRows: r.int('SEARCH_IVF_MIN_ROWS', 200_000, 100, 1_000_000_000),
+    searchIvfProbes: r.int('SEARCH_IVF_PROBES', 10, 1, 10_000),
+    searchIvfEveryMs: r.int('SEARCH_IVF_EVERY_MS', 600_000, 10_000, 7 * 86_400_000),
     associativeRecall: r.bool('MEMORY_ASSOCIATIVE_RECALL_ENABLED', false),
     graphExtraction: r.bool('GRAPH_EXTRACTION_ENABLED', true),
     observeAsync: r.bool('AP_MEMORY_OBSERVE_ASYNC_ENABLED', false),

@@ -19,6 +19,7 @@ import { MemoryReflection } from './reflect/reflect.js';
 import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
 import { MemorySchema } from './schemas.js';
+import { ProjectVectorIndexes, type ProjectIndexChanges } from './search/project-index.js';
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
@@ -32,11 +33,17 @@ export type { GraphBonus, SearchHit, SearchInput } from './search/search.js';
 export type { SaveInput, SaveResult } from './service.js';
 export type { KeyedMemory, KeyedWrite } from './store.js';
 
-export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs;
+export type ProjectIndexJobs = {
+  'memory.project-indexes': { payload: Record<string, never>; result: ProjectIndexChanges };
+};
+
+export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs & ProjectIndexJobs;
 
 export type MemoryApi = {
   /** The memories a subject's export or erase covers: its own and those derived from them (compliance). */
   subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
+  /** Builds, rebuilds and drops the large projects' IVFFlat indexes now (the memory.project-indexes job). */
+  maintainVectorIndexes(): Promise<ProjectIndexChanges>;
 } & Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
@@ -49,7 +56,13 @@ export function createMemoryModule(
   const { config, db, log, pool } = runtime;
   // Each service sees the queue typed with its own jobs only.
   const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
-  const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch });
+  const indexes = new ProjectVectorIndexes(db, {
+    minRows: config.searchIvfMinRows,
+    probes: config.searchIvfProbes,
+    buildMemoryMb: config.searchHnswBuildMemoryMb,
+    dimensions: config.embeddingDimensions,
+  });
+  const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch }, indexes);
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
   const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
@@ -71,15 +84,23 @@ export function createMemoryModule(
       ...bindMethods(observer, ['observe']),
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),
       subjectMemoryIds: (q, projectId, subject) => subjectMemoryIds(q, projectId, subject.kind, subject.externalId),
+      maintainVectorIndexes: () => indexes.maintain(),
     },
     routes,
     schemas: [MemorySchema],
-    jobs: { ...embeddingJobs(memory), ...curationJobs(curation), ...observeJobs(observer) },
+    jobs: {
+      ...embeddingJobs(memory),
+      ...curationJobs(curation),
+      ...observeJobs(observer),
+      'memory.project-indexes': () => indexes.maintain(),
+    },
     schedules: [
       // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
       { id: 'memory.nightly-consolidation', job: 'memory.consolidate-all', payload: {}, cron: '0 3 * * *' },
       // Memories whose embedding job was lost (a crash, a queue outage, a shutdown) are embedded.
       { id: 'memory.embed-sweep', job: 'memory.embed-sweep', payload: {}, everyMs: 60_000 },
+      // Projects past SEARCH_IVF_MIN_ROWS get (and keep up to date) an IVFFlat index of their own.
+      { id: 'memory.project-indexes', job: 'memory.project-indexes', payload: {}, everyMs: config.searchIvfEveryMs },
     ],
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),

@@ -14,8 +14,9 @@ import type { Db } from './db.js';
  * it whole: the graph walk orders by the half-precision distance and the search re-ranks its
  * over-scan by the exact one (memory/search/store.ts). At 100k memories (bench/vector-index.ts) it
  * held as much of the exact top 10 as the full-precision index at every ef_search tried, in half the
- * index (131 against 261 MB), built in the same time; at a million memories, 0.86 to 0.89 against
- * 0.81 to 0.86, in 1.3 GB against 2.6 (README, "One project of a million memories").
+ * index (131 against 261 MB), built in the same time; at a million memories, 0.84 to 0.90 (quiet
+ * machine) against 0.81 to 0.86, in 1.3 GB against 2.6. At that size HNSW misses whole topic
+ * clusters, which IVFFlat over the project does not (README, "One project of a million memories").
  *
  * PGlite, the embedded default for small deployments, scans projects exactly up to
  * SEARCH_EXACT_SCAN_MAX_ROWS and keeps pgvector's defaults at full precision: it links every row in
@@ -36,6 +37,25 @@ export const hnswOrder = (kind: Db['kind'], dimensions: number, query: string) =
   HNSW_BUILD[kind].precision === 'half'
     ? `m.embedding::${halfvec(dimensions)} <=> ${query}::vector::${halfvec(dimensions)}`
     : `m.embedding <=> ${query}::vector`;
+
+/**
+ * The IVFFlat index over one large project's embeddings (Postgres; memory/search/project-index.ts
+ * builds it), at half precision and partial on the project. It orders by inner product: every
+ * stored embedding is of unit length (both embedders normalise), so the inner product orders
+ * neighbours exactly as the cosine does, and since the shared HNSW index (cosine) cannot serve that
+ * order, the planner takes the project's own index rather than weighing one against the other (on
+ * a few thousand rows it would pick HNSW).
+ */
+export const ivfColumn = (dimensions: number) => `(embedding::${halfvec(dimensions)}) halfvec_ip_ops`;
+
+/**
+ * IVFFlat lists for a project of `rows` embedded memories: pgvector's advice, rows / 1000 up to a
+ * million rows and sqrt(rows) beyond.
+ */
+export const ivfLists = (rows: number) => Math.max(10, Math.round(rows <= 1_000_000 ? rows / 1000 : Math.sqrt(rows)));
+
+/** The order that walks a project's IVFFlat index (negative inner product, nearest first). */
+export const ivfOrder = (dimensions: number, query: string) => `m.embedding::${halfvec(dimensions)} <#> ${query}::vector::${halfvec(dimensions)}`;
 
 /** The indexed expression and operator class, and how pg_get_indexdef prints them. */
 export const hnswColumn = (kind: Db['kind'], dimensions: number) =>

@@ -48,7 +48,8 @@ export function toHitBody(hit: SearchHit) {
 
 const DESCRIPTION =
   'Hybrid retrieval. Candidates come from two lists: the nearest memories by embedding (pgvector; exact scan in projects of up to SEARCH_EXACT_SCAN_MAX_ROWS ' +
-  'embedded memories, HNSW with an over-scan re-ranked exactly above) and the memories holding the query\'s rarest words, ranked by BM25 (k1 1.2, b 0.9, ' +
+  'embedded memories, HNSW with an over-scan re-ranked exactly above, and on Postgres, in a project past SEARCH_IVF_MIN_ROWS, an IVFFlat index over that ' +
+  'project alone, built and kept up to date by a background job) and the memories holding the query\'s rarest words, ranked by BM25 (k1 1.2, b 0.9, ' +
   'per-project word statistics). Relevance = 0.75 x (cosine - hubness) + 0.25 x BM25 divided by the best BM25 among the candidates, where hubness is ' +
   'how much closer the memory is to its 10 nearest fellow candidates than the candidates are on average (CSLS: a text close to everything is not ' +
   'singled out by being close to the query; weights fitted on a public conversational-memory benchmark); score = 0.85 x relevance + 0.05 x recency + 0.1 x importance (+ the graph bonus). Hits are ordered by `score`; ' +

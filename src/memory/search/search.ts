@@ -12,6 +12,7 @@ import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
 import { countEmbedded, type MemoryFilter } from '../store.js';
 import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
+import type { ProjectVectorIndexes } from './project-index.js';
 import { queryTerms, searchCandidates } from './store.js';
 
 const MAX_CANDIDATES = 200;
@@ -57,6 +58,8 @@ export class MemorySearch {
       /** HNSW's candidate list (hnsw.ef_search) on the approximate path. */
       efSearch: number;
     },
+    /** Which large projects have an IVFFlat index of their own (project-index.ts). */
+    private readonly indexes?: Pick<ProjectVectorIndexes, 'probesFor'>,
   ) {}
 
   /** The graph bonus comes from a higher domain, built after this one: it plugs itself in. */
@@ -82,10 +85,11 @@ export class MemorySearch {
       asOf: input.asOf,
       liveOnly: input.status === undefined && input.asOf === undefined,
     };
-    const [vector, embeddedRows, { terms, corpus }] = await Promise.all([
+    const [vector, embeddedRows, { terms, corpus }, ivfProbes] = await Promise.all([
       this.queryVector(input.query),
       this.embeddedRows(projectId),
       queryTerms(this.db, projectId, input.query),
+      this.indexes?.probesFor(projectId),
     ]);
     const candidates = await searchCandidates(this.db, {
       projectId,
@@ -95,6 +99,7 @@ export class MemorySearch {
       k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
       exact: embeddedRows <= this.options.exactScanMaxRows,
       efSearch: this.options.efSearch,
+      ivfProbes,
     });
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
     const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, hubness: c.hubness, bm25: c.bm25 })));

@@ -5,8 +5,9 @@ import pgvector from 'pgvector';
 import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
-import { hnswOrder } from '../../platform/vector-index.js';
+import { hnswOrder, ivfOrder } from '../../platform/vector-index.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
+import { projectLiteral } from './project-index-store.js';
 import { RANKING } from './ranking.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
@@ -54,7 +55,7 @@ export interface LexicalQuery {
  * right while the project is small; HNSW with iterative scan beyond, which needs its candidate list
  * (hnsw.ef_search, SEARCH_HNSW_EF_SEARCH; raised to the over-scan when that is larger).
  */
-export type VectorPath = { exact: true; efSearch?: number } | { exact: false; efSearch: number };
+export type VectorPath = { exact: true; efSearch?: number } | { exact: false; efSearch: number; ivfProbes?: number };
 
 export type CandidateQuery = VectorPath & {
   projectId: string;
@@ -146,24 +147,29 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
   const vec = where.param(vectorText);
   const k = where.param(q.k);
   // Exact: `+ 0` keeps the planner off the HNSW index. HNSW: the graph walk is approximate (and on
-  // Postgres at half precision, platform/vector-index.ts), so take VECTOR_OVERSCAN times more neighbours than needed and keep the k truly
-  // nearest of them.
-  const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : hnswOrder(db.kind, q.vector!.length, vec);
+  // Postgres at half precision, platform/vector-index.ts), so take VECTOR_OVERSCAN times more
+  // neighbours than needed and keep the k truly nearest of them. A project with an IVFFlat index of
+  // its own (project-index.ts) is read the same way through that index; its predicate is proved
+  // from the project id as a constant, so the id is written into the statement as well.
+  const ivf = !q.exact && q.ivfProbes !== undefined;
+  const dimensions = q.vector?.length ?? 0;
+  const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : ivf ? ivfOrder(dimensions, vec) : hnswOrder(db.kind, dimensions, vec);
   const scan = q.exact ? k : where.param(vectorScan(q.k));
+  const own = ivf ? ` AND m.project_id = ${projectLiteral(q.projectId)}` : '';
   const sql = `SELECT m.id FROM (
       SELECT m.id, m.embedding <=> ${vec}::vector AS distance FROM memories m
-       WHERE ${where.sql} AND m.embedding IS NOT NULL ORDER BY ${order} LIMIT ${scan}
+       WHERE ${where.sql}${own} AND m.embedding IS NOT NULL ORDER BY ${order} LIMIT ${scan}
     ) m ORDER BY m.distance, m.id LIMIT ${k}`;
   const run = async (tx: Queryable) => (await tx.query<{ id: string }>(sql, where.params)).rows.map((r) => r.id);
   if (q.exact) return run(db);
-  const efSearch = Math.min(1000, Math.max(q.efSearch, vectorScan(q.k)));
+  // A large project: walk the index (enable_sort off steers the planner to the index order rather
+  // than sorting the project's rows), and with pgvector 0.8's iterative scan keep walking until
+  // enough rows pass the filters.
+  const settings = ivf
+    ? `SET LOCAL ivfflat.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL ivfflat.probes = ${Math.trunc(q.ivfProbes!)}`
+    : `SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(q.efSearch, vectorScan(q.k)))}`;
   return db.transaction(async (tx) => {
-    // A large project: walk the HNSW graph (enable_sort off steers the planner to the index order
-    // rather than sorting the project's rows), and with pgvector 0.8's iterative scan keep walking
-    // until enough rows pass the project filter.
-    await tx.exec(
-      `SET LOCAL enable_sort = off; SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${efSearch}`,
-    );
+    await tx.exec(`SET LOCAL enable_sort = off; ${settings}`);
     return run(tx);
   });
 }
