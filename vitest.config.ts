@@ -10,5 +10,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],
+    // A fork is stopped by Vitest, never left to end by itself (test/helpers/fork-lifetime.ts).
+    setupFiles: ['test/helpers/fork-lifetime.ts'],
   },
 });
