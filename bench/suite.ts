@@ -10,8 +10,8 @@
 //     statement the service sent for the same query (recorded with recordingDb, replayed alone with
 //     its session settings: whatever the index is, this is its raw pgvector query); and how much of
 //     the exact top 10 the HNSW vector candidates hold, against exact search;
-//   - saveMany in batches of 500 against a raw INSERT ... SELECT FROM unnest of the same rows (no
-//     COPY client among the dependencies);
+//   - saveMany in batches of 500 against a raw COPY ... FROM STDIN of the same rows (pg-copy-streams
+//     on Postgres, a blob on PGlite);
 //   - typed ingest in 10,000-row batches against a raw INSERT ... SELECT FROM unnest of the same
 //     observations;
 //   - GET /memory-typed/attributes with an API key through the app against bare fastify answering

@@ -56,6 +56,15 @@ export interface PgliteDbOptions {
   dataDir?: string;
 }
 
+// The PGlite instance behind each Db, for what the Db interface does not carry (a bench's COPY from a
+// blob). Not for the service's own code.
+const instances = new WeakMap<Db, PGlite>();
+
+/** The PGlite instance behind a Db made by createPgliteDb, or undefined for any other. */
+export function pgliteOf(db: Db): PGlite | undefined {
+  return instances.get(db);
+}
+
 export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db> {
   const unlock = options.dataDir === undefined ? () => {} : lockDataDir(options.dataDir);
   let pglite: PGlite;
@@ -90,5 +99,6 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
       unlock();
     },
   };
+  instances.set(db, pglite);
   return db;
 }
