@@ -1,6 +1,6 @@
 // Data-subject rights end to end: a subject written through every module, exported, erased (dry run
 // first), and the whole schema read from the catalog afterwards for any row that still names it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PNG } from '../media/fixtures.js';
 import { createHarness, uniqueName, type Harness } from '../helpers/harness.js';
 
@@ -111,6 +111,12 @@ describe('compliance: export, hard delete, audit', () => {
     await seed(a, bob, 'Bob Quist');
     // The same subject id in another project: its rows are that project's, never touched.
     await seed(other, alice, 'Alice Marlow');
+    // The writes queued their subjects for mining (debounce 0): let that settle, or a dry run and
+    // the delete after it could see the queue before and after the miner took its row (seen in CI).
+    await vi.waitFor(
+      async () => expect((await h.db.query('SELECT 1 FROM behavior_mining_queue WHERE project_id = ANY($1::text[])', [[a.projectId, other.projectId]])).rows).toHaveLength(0),
+      { timeout: 60_000, interval: 100 },
+    );
   }, 120_000);
   afterAll(() => h?.close());
 
