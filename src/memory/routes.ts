@@ -20,23 +20,25 @@ import {
 import type { MemoryService } from './service.js';
 
 const WRITE = { permission: 'WRITE_MEMORY' } as const;
+const READ = { permission: 'READ_MEMORY' } as const;
 const tags = ['memory'];
 const MemoryList = Type.Array(Type.Ref('Memory'));
 
 export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> = async (app, { memory }) => {
-  app.get(
-    '/admin/memory',
-    {
-      config: { ...WRITE, audit: 'read.list' },
-      schema: {
-        tags,
-        summary: 'List memories, newest first',
-        description: 'Filters combine with AND. Without `status` or `asOf`, only live memories (pending, confirmed) are listed. `asOf` returns the bi-temporal slice valid at that instant, superseded memories included. `limit` above 500 is refused.',
-        querystring: ListMemoriesQuerySchema,
-        response: { 200: MemoryList },
-      },
-    },
-    async (request) => {
+  // The list and one memory are served twice: under /admin/memory (WRITE_MEMORY, as SPEC.md has
+  // them) and under /memory for a READ_MEMORY key (the console, an agent that only reads), as
+  // search is (/admin/memory/search and /memory/search).
+  const listSchema = {
+    tags,
+    description: 'Filters combine with AND. Without `status` or `asOf`, only live memories (pending, confirmed) are listed. `asOf` returns the bi-temporal slice valid at that instant, superseded memories included. `limit` above 500 is refused.',
+    querystring: ListMemoriesQuerySchema,
+    response: { 200: MemoryList },
+  };
+  for (const [url, config, summary] of [
+    ['/admin/memory', WRITE, 'List memories, newest first'],
+    ['/memory', READ, 'List memories, newest first (READ_MEMORY; the same as GET /admin/memory)'],
+  ] as const) {
+    app.get(url, { config: { ...config, audit: 'read.list' }, schema: { ...listSchema, summary } }, async (request) => {
       const q = request.query;
       return memory.list(request.principal.projectId, {
         type: q.type,
@@ -52,8 +54,8 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
         limit: q.limit,
         offset: q.offset,
       });
-    },
-  );
+    });
+  }
 
   app.get(
     '/admin/memory/platform',
@@ -148,11 +150,14 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
     },
   );
 
-  app.get(
-    '/admin/memory/:memoryId',
-    { config: { ...WRITE, audit: 'read.memory' }, schema: { tags, summary: 'Fetch one memory (does not count as an access)', params: MemoryParamsSchema, response: { 200: Type.Ref('Memory') } } },
-    async (request) => memory.get(request.principal.projectId, request.params.memoryId),
-  );
+  for (const [url, config, summary] of [
+    ['/admin/memory/:memoryId', WRITE, 'Fetch one memory (does not count as an access)'],
+    ['/memory/:memoryId', READ, 'Fetch one memory (READ_MEMORY; the same as GET /admin/memory/{memoryId})'],
+  ] as const) {
+    app.get(url, { config: { ...config, audit: 'read.memory' }, schema: { tags, summary, params: MemoryParamsSchema, response: { 200: Type.Ref('Memory') } } }, async (request) =>
+      memory.get(request.principal.projectId, request.params.memoryId),
+    );
+  }
 
   app.patch(
     '/admin/memory/:memoryId',

@@ -1,0 +1,63 @@
+// GET /memory and GET /memory/{memoryId}: the list and one memory for a READ_MEMORY key (the console,
+// an agent that only reads), the same answers as their /admin/memory twins.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+describe('the read surface of memories', () => {
+  let h: Harness;
+  let a: { projectId: string; apiKey: string };
+  let b: { projectId: string; apiKey: string };
+  let reader: string;
+  let saved: { id: string };
+
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false });
+    a = await h.project();
+    b = await h.project();
+    reader = await h.key(a.projectId, ['READ_MEMORY']);
+    saved = (await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'Prefers aisle seats', type: 'preference' } })).json();
+    await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'Works from Lisbon', type: 'fact' } });
+    await h.call('POST', b.projectId, '/admin/memory', { body: { content: 'Project B only', type: 'fact' } });
+  });
+  afterAll(() => h?.close());
+
+  it('lists with a READ_MEMORY key what the admin list answers, filters included', async () => {
+    const read = await h.call('GET', a.projectId, '/memory?type=preference', { apiKey: reader });
+    expect(read.statusCode, read.body).toBe(200);
+    const admin = await h.call('GET', a.projectId, '/admin/memory?type=preference');
+    expect(read.json()).toEqual(admin.json());
+    expect(read.json().map((m: { content: string }) => m.content)).toEqual(['Prefers aisle seats']);
+    expect((await h.call('GET', a.projectId, '/memory?limit=1&offset=1', { apiKey: reader })).json()).toHaveLength(1);
+  });
+
+  it('fetches one memory with a READ_MEMORY key', async () => {
+    const res = await h.call('GET', a.projectId, `/memory/${saved.id}`, { apiKey: reader });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: saved.id, content: 'Prefers aisle seats', projectId: a.projectId });
+  });
+
+  it('refuses bad input in the one error shape', async () => {
+    for (const query of ['limit=501', 'type=nonsense', 'asOf=yesterday', 'unknown=1']) {
+      const res = await h.call('GET', a.projectId, `/memory?${query}`, { apiKey: reader });
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR' });
+    }
+    expect((await h.call('GET', a.projectId, '/memory/not-an-id', { apiKey: reader })).statusCode).toBe(404);
+  });
+
+  it('needs READ_MEMORY, and a key at all', async () => {
+    const writer = await h.key(a.projectId, ['WRITE_MEMORY']);
+    const res = await h.call('GET', a.projectId, '/memory', { apiKey: writer });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().code).toBe('AUTHORIZATION_ERROR');
+    const anonymous = await h.app.inject({ url: `/api/v1/projects/${a.projectId}/memory` });
+    expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('never shows one project\'s memories to another project\'s key', async () => {
+    expect((await h.call('GET', b.projectId, `/memory/${saved.id}`)).statusCode).toBe(404);
+    expect((await h.call('GET', b.projectId, '/memory')).json().map((m: { content: string }) => m.content)).toEqual(['Project B only']);
+    // A's key on B's path: 404, as for every project route.
+    expect((await h.call('GET', b.projectId, '/memory', { apiKey: reader })).statusCode).toBe(404);
+  });
+});
