@@ -9,6 +9,7 @@ import type { Lattice } from './modules.js';
 import errorHandler, { clientErrorHandler, sendError } from './platform/error-handler.js';
 import { healthRoutes } from './platform/health.js';
 import { assertStorableInput, isStorableTimestamp } from './platform/input-guard.js';
+import consolePlugin from './platform/console.js';
 import openapi from './platform/openapi.js';
 
 export const API_PREFIX = '/api/v1/projects/:projectId';
@@ -81,6 +82,7 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
     assertStorableInput(request.query, 'querystring');
   });
   await app.register(openapi);
+  await app.register(consolePlugin);
   await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue, dbTimeoutMs: runtime.config.dbConnectTimeoutMs });
 
   await app.register(

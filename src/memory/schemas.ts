@@ -2,18 +2,11 @@
 import { Type, type Static } from 'typebox';
 import { LimitOffset, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
+import { MEMORY_SCOPES, MEMORY_STATUSES, MEMORY_TYPES } from './enums.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 
-export const MEMORY_TYPES = [
-  'fact', 'preference', 'event', 'insight', 'observation', 'rule', 'correction', 'summary', 'procedure',
-  'behavior_pattern', 'consent', 'estimate', 'decision', 'outcome',
-] as const;
-export type MemoryType = (typeof MEMORY_TYPES)[number];
-export const MEMORY_SCOPES = ['platform', 'project', 'location', 'agent', 'user', 'session'] as const;
-export type MemoryScope = (typeof MEMORY_SCOPES)[number];
-export const MEMORY_STATUSES = ['pending', 'confirmed', 'superseded', 'rejected'] as const;
-export type MemoryStatus = (typeof MEMORY_STATUSES)[number];
-export const REVIEW_REASONS = ['pending', 'flagged', 'low_confidence', 'stale'] as const;
+export { MEMORY_SCOPES, MEMORY_STATUSES, MEMORY_TYPES, REVIEW_REASONS } from './enums.js';
+export type { MemoryScope, MemoryStatus, MemoryType } from './enums.js';
 
 export const MemoryTypeSchema = Type.String({ enum: [...MEMORY_TYPES], description: 'Memory type (also answered as `kind`)' });
 export const MemoryScopeSchema = Type.String({ enum: [...MEMORY_SCOPES], description: 'Visibility scope' });

@@ -1,0 +1,50 @@
+import { useState } from 'react';
+import { loadSession, saveSession, type Session } from './api.js';
+import { MemoriesPage } from './pages/memories.js';
+import { MemoryPage } from './pages/memory.js';
+import { SignInPage } from './pages/sign-in.js';
+import { href, useHashRoute } from './route.js';
+
+const PAGES = [{ path: 'memories', title: 'Memories' }] as const;
+
+export function App() {
+  const [session, setSession] = useState<Session | undefined>(loadSession);
+  const route = useHashRoute();
+
+  if (!session) {
+    return (
+      <SignInPage
+        onSignedIn={(signed) => {
+          saveSession(signed);
+          setSession(signed);
+        }}
+      />
+    );
+  }
+  const signOut = () => {
+    saveSession(undefined);
+    setSession(undefined);
+  };
+  const [page = 'memories', id] = route;
+  return (
+    <div className="shell">
+      <header>
+        <strong className="brand">Lattice</strong>
+        <nav aria-label="Pages">
+          {PAGES.map((p) => (
+            <a key={p.path} href={href(p.path)} aria-current={page === p.path ? 'page' : undefined}>
+              {p.title}
+            </a>
+          ))}
+        </nav>
+        <span className="who">
+          {session.projectId} · {session.canWrite ? 'read and write' : 'read only'}
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main>{page === 'memories' && id ? <MemoryPage session={session} id={id} /> : <MemoriesPage session={session} />}</main>
+    </div>
+  );
+}

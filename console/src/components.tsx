@@ -1,0 +1,33 @@
+import type { ReactNode } from 'react';
+import { ApiError } from './api.js';
+
+/** A failed call, in the API's own words. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiError ? `${error.message} (${error.code}${error.statusCode ? `, ${error.statusCode}` : ''})` : String(error);
+  return (
+    <p className="error" role="alert">
+      {text}
+    </p>
+  );
+}
+
+/** What an empty page says: how to put data in. */
+export function Empty({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <section className="empty">
+      <h2>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+export function Code({ children }: { children: string }) {
+  return (
+    <pre className="code">
+      <code>{children}</code>
+    </pre>
+  );
+}
+
+export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '–');

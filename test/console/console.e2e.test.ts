@@ -1,0 +1,186 @@
+// The console end to end: the API serves the built console (npm run build) at /console/, and a real
+// browser (Debian's chromium, driven by playwright-core) signs in with a pasted key and uses it.
+// Screenshots of every page go to test-results/console/ (ignored by git), to be looked at.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleRoot } from '../../src/platform/console.js';
+import { projectRoot } from '../../src/platform/project-root.js';
+import { createHarness, type Harness } from '../helpers/harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = join(projectRoot(), 'test-results', 'console');
+const built = existsSync(join(consoleRoot(), 'index.html'));
+
+describe('the console, with its built files', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false });
+  });
+  afterAll(() => h?.close());
+
+  it.skipIf(!built)('is served at /console/ with no key, index never cached and assets cached for good', async () => {
+    const redirect = await h.app.inject({ url: '/console' });
+    expect(redirect.statusCode).toBe(301);
+    expect(redirect.headers.location).toBe('/console/');
+    const index = await h.app.inject({ url: '/console/' });
+    expect(index.statusCode).toBe(200);
+    expect(index.headers['content-type']).toContain('text/html');
+    expect(index.headers['cache-control']).toBe('no-cache');
+    const asset = /src="\/console\/(assets\/[^"]+\.js)"/.exec(index.body)?.[1];
+    expect(asset).toBeDefined();
+    const script = await h.app.inject({ url: `/console/${asset}` });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['cache-control']).toContain('immutable');
+    // Nothing fetched from elsewhere: every script and stylesheet is the server's own.
+    expect(index.body).not.toMatch(/(src|href)="https?:/);
+  });
+
+  it('answers 404 in the one error shape for a file the console does not have', async () => {
+    const res = await h.app.inject({ url: '/console/no-such-file.js' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
+  });
+
+  it('is left out of the OpenAPI document', async () => {
+    const paths = Object.keys((await h.app.inject({ url: '/openapi.json' })).json().paths);
+    expect(paths.filter((p) => p.startsWith('/console'))).toEqual([]);
+  });
+});
+
+describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () => {
+  let h: Harness;
+  let browser: Browser;
+  let origin: string;
+  let project: { projectId: string; apiKey: string };
+  let readKey: string;
+  let paris: { id: string };
+  let berlin: { id: string };
+  const jan = '2026-01-10T09:00:00.000Z';
+  const jun = '2026-06-10T09:00:00.000Z';
+
+  beforeAll(async () => {
+    h = await createHarness();
+    project = await h.project();
+    readKey = await h.key(project.projectId, ['READ_MEMORY']);
+    const observe = async (text: string, occurredAt: string) => {
+      const res = await h.call('POST', project.projectId, '/memory/observe', { body: { text, userId: 'u-move', occurredAt } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().saved[0] as { id: string };
+    };
+    paris = await observe('I live in Paris.', jan);
+    berlin = await observe('Actually I moved to Berlin.', jun);
+    const saved = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Prefers window seats on long flights', type: 'preference', importance: 7 } });
+    expect(saved.statusCode, saved.body).toBe(201);
+    origin = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    mkdirSync(SHOTS, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  const open = async (viewport = { width: 1280, height: 800 }): Promise<Page> => {
+    const page = await browser.newPage({ viewport });
+    await page.goto(`${origin}/console/`);
+    return page;
+  };
+  const signIn = async (page: Page, key: string, projectId = project.projectId) => {
+    await page.getByLabel('Project id').fill(projectId);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  };
+
+  it('shows a wrong key the sign-in page with the API\'s own error', async () => {
+    const page = await open();
+    await signIn(page, 'lat_not-a-real-key');
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/AUTHENTICATION_ERROR, 401/);
+    expect(await page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'sign-in-error.png') });
+    // The key is kept in this tab only: nothing in the URL, no cookie.
+    expect(page.url()).not.toContain('lat_');
+    expect(await page.context().cookies()).toEqual([]);
+    await page.close();
+  });
+
+  it('signs in with a READ_MEMORY key, lists the memories, and says it is read only', async () => {
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: 'Prefers window seats on long flights' }).waitFor();
+    expect(await page.getByText('read only').isVisible()).toBe(true);
+    // The live view: Berlin holds now, Paris was superseded by it and is not listed.
+    expect(await page.getByRole('link', { name: /Berlin/ }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: /Paris/ }).count()).toBe(0);
+    // The key is in sessionStorage, not in the URL or a cookie.
+    expect(await page.evaluate(() => sessionStorage.getItem('lattice.console.session'))).toContain(readKey);
+    expect(page.url()).not.toContain(readKey);
+    expect(await page.context().cookies()).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'memories.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('searches, and shows each hit with its score parts and explanation', async () => {
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByLabel('Search memories').fill('window seats for long flights');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    // The hits, or whatever the page said instead (an error, nothing found), to fail with.
+    await page.locator('.hits li, [role=alert], .search ~ p').first().waitFor();
+    expect(await page.getByRole('alert').count(), await page.locator('main').innerText()).toBe(0);
+    const first = page.locator('.hits li').first();
+    expect(await first.getByRole('link').textContent()).toBe('Prefers window seats on long flights');
+    expect(await first.locator('.score').textContent()).toMatch(/score \d\.\d{3} · relevance \d\.\d{3} \(semantic (\d\.\d{3}|not embedded), lexical/);
+    expect((await first.locator('.explanation').textContent())!.length).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, 'search.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows the project as it was with the as-of control: before the move Paris, not Berlin', async () => {
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: /Berlin/ }).waitFor();
+    await page.getByLabel('As of').fill('2026-03-01T12:00');
+    await page.getByRole('link', { name: /Paris/ }).waitFor();
+    expect(await page.getByRole('link', { name: /Berlin/ }).count()).toBe(0);
+    expect(await page.getByText(/The project as it was at/).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'memories-as-of.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('opens a memory with its supersede chain', async () => {
+    const page = await open();
+    await signIn(page, readKey);
+    await page.goto(`${origin}/console/#/memories/${paris.id}`);
+    await page.getByRole('heading', { name: 'I live in Paris.' }).waitFor();
+    const chain = page.getByRole('region', { name: 'Supersede chain' });
+    await chain.getByRole('link', { name: /Berlin/ }).waitFor();
+    expect(await chain.getByRole('link').getAttribute('href')).toBe(`#/memories/${berlin.id}`);
+    expect(await page.getByText('superseded', { exact: true }).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'memory.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('is usable on a phone-sized screen and by keyboard alone', async () => {
+    const page = await open({ width: 390, height: 844 });
+    await page.getByLabel('Project id').focus();
+    await page.keyboard.type(project.projectId);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(readKey);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Prefers window seats on long flights' }).waitFor();
+    // Nothing wider than the screen but the table, which scrolls in its own box.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(SHOTS, 'memories-phone.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('answers another project\'s id with the API\'s 404, never its data', async () => {
+    const other = await h.project();
+    const page = await open();
+    await signIn(page, readKey, other.projectId);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/NOT_FOUND, 404/);
+    await page.close();
+  });
+});
