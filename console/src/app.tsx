@@ -2,10 +2,14 @@ import { useState } from 'react';
 import { loadSession, saveSession, type Session } from './api.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
+import { ReviewPage } from './pages/review.js';
 import { SignInPage } from './pages/sign-in.js';
 import { href, useHashRoute } from './route.js';
 
-const PAGES = [{ path: 'memories', title: 'Memories' }] as const;
+const PAGES = [
+  { path: 'memories', title: 'Memories' },
+  { path: 'review', title: 'Review queue' },
+] as const;
 
 export function App() {
   const [session, setSession] = useState<Session | undefined>(loadSession);
@@ -44,7 +48,15 @@ export function App() {
           </button>
         </span>
       </header>
-      <main>{page === 'memories' && id ? <MemoryPage session={session} id={id} /> : <MemoriesPage session={session} />}</main>
+      <main>
+        {page === 'review' ? (
+          <ReviewPage session={session} />
+        ) : page === 'memories' && id ? (
+          <MemoryPage session={session} id={id} />
+        ) : (
+          <MemoriesPage session={session} />
+        )}
+      </main>
     </div>
   );
 }

@@ -176,6 +176,38 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     await page.close();
   });
 
+  it('confirms a pending memory out of the review queue with a key that may write', async () => {
+    const pending = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Might prefer morning calls', status: 'pending' } });
+    expect(pending.statusCode, pending.body).toBe(201);
+    const page = await open();
+    await signIn(page, project.apiKey);
+    await page.getByRole('link', { name: 'Review queue' }).click();
+    const item = page.getByRole('listitem').filter({ hasText: 'Might prefer morning calls' });
+    await item.waitFor();
+    expect(await item.getByText(/reason: pending/).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'review.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Confirm “Might prefer morning calls”' }).click();
+    await page.getByRole('status').filter({ hasText: 'Confirmed' }).waitFor();
+    await item.waitFor({ state: 'detached' });
+    const stored = (await h.call('GET', project.projectId, `/memory/${pending.json().id}`)).json();
+    expect(stored.status).toBe('confirmed');
+    await page.screenshot({ path: join(SHOTS, 'review-confirmed.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows a READ_MEMORY key the pending memories with no button to change them', async () => {
+    const pending = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Could be vegetarian', status: 'pending' } });
+    expect(pending.statusCode, pending.body).toBe(201);
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: 'Review queue' }).click();
+    await page.getByRole('listitem').filter({ hasText: 'Could be vegetarian' }).waitFor();
+    expect(await page.getByText(/This key may only read/).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: /Confirm|Reject|Promote/ }).count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'review-read-only.png'), fullPage: true });
+    await page.close();
+  });
+
   it('answers another project\'s id with the API\'s 404, never its data', async () => {
     const other = await h.project();
     const page = await open();
