@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { loadSession, saveSession, type Session } from './api.js';
+import { EventsPage } from './pages/events.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
 import { ReviewPage } from './pages/review.js';
@@ -9,6 +10,7 @@ import { href, useHashRoute } from './route.js';
 const PAGES = [
   { path: 'memories', title: 'Memories' },
   { path: 'review', title: 'Review queue' },
+  { path: 'events', title: 'Events and alerts' },
 ] as const;
 
 export function App() {
@@ -51,6 +53,8 @@ export function App() {
       <main>
         {page === 'review' ? (
           <ReviewPage session={session} />
+        ) : page === 'events' ? (
+          <EventsPage session={session} />
         ) : page === 'memories' && id ? (
           <MemoryPage session={session} id={id} />
         ) : (

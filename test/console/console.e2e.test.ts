@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleRoot } from '../../src/platform/console.js';
 import { projectRoot } from '../../src/platform/project-root.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = join(projectRoot(), 'test-results', 'console');
@@ -51,6 +52,7 @@ describe('the console, with its built files', () => {
 
 describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () => {
   let h: Harness;
+  let receiver: Receiver;
   let browser: Browser;
   let origin: string;
   let project: { projectId: string; apiKey: string };
@@ -61,7 +63,8 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
   const jun = '2026-06-10T09:00:00.000Z';
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    receiver = await startReceiver();
     project = await h.project();
     readKey = await h.key(project.projectId, ['READ_MEMORY']);
     const observe = async (text: string, occurredAt: string) => {
@@ -80,6 +83,7 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
   afterAll(async () => {
     await browser?.close();
     await h?.close();
+    await receiver?.close();
   });
 
   const open = async (viewport = { width: 1280, height: 800 }): Promise<Page> => {
@@ -205,6 +209,38 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     expect(await page.getByText(/This key may only read/).isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: /Confirm|Reject|Promote/ }).count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'review-read-only.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('shows the event log, tails it live, and each alert fire with its delivery', async () => {
+    const rule = await h.call('POST', project.projectId, '/memory-alerts', {
+      body: { name: 'orders', trigger: { kind: 'engine-event', eventTypes: ['order.*'] }, notify: [{ kind: 'webhook', url: receiver.url }] },
+    });
+    expect(rule.statusCode, rule.body).toBe(201);
+    const emit = (eventType: string, externalId: string) =>
+      h.call('POST', project.projectId, '/lattice/events/emit', { body: { eventType, subject: { kind: 'customer', externalId }, payload: { total: 42 } } });
+    expect((await emit('order.placed', 'c-1')).json()).toMatchObject({ emitted: true, alertDispatches: 1 });
+    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
+
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: 'Events and alerts' }).click();
+    const log = page.getByRole('region', { name: 'Event log' });
+    await log.getByRole('cell', { name: 'order.placed' }).waitFor();
+    expect(await log.getByRole('cell', { name: 'customer:c-1' }).isVisible()).toBe(true);
+
+    await page.getByLabel('Live tail').check();
+    await emit('order.refunded', 'c-2');
+    await log.getByRole('cell', { name: 'order.refunded' }).waitFor({ timeout: 15_000 });
+    // Newest on top.
+    expect(await log.locator('tbody tr').first().textContent()).toContain('order.refunded');
+
+    const rules = page.getByRole('region', { name: 'Alert rules' });
+    await rules.getByRole('button', { name: 'Fires' }).click();
+    const fires = page.getByRole('region', { name: 'Fires of orders' });
+    await fires.getByText(/delivered \(204\)/).first().waitFor();
+    expect(await fires.getByText(`webhook ${receiver.url}`).first().isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'events.png'), fullPage: true });
     await page.close();
   });
 
