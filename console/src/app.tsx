@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { loadSession, saveSession, type Session } from './api.js';
 import { EventsPage } from './pages/events.js';
+import { LearningPage } from './pages/learning.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
 import { ReviewPage } from './pages/review.js';
@@ -11,6 +12,7 @@ const PAGES = [
   { path: 'memories', title: 'Memories' },
   { path: 'review', title: 'Review queue' },
   { path: 'events', title: 'Events and alerts' },
+  { path: 'learning', title: 'Learning' },
 ] as const;
 
 export function App() {
@@ -55,6 +57,8 @@ export function App() {
           <ReviewPage session={session} />
         ) : page === 'events' ? (
           <EventsPage session={session} />
+        ) : page === 'learning' ? (
+          <LearningPage session={session} />
         ) : page === 'memories' && id ? (
           <MemoryPage session={session} id={id} />
         ) : (

@@ -2,14 +2,10 @@
 // row", "Calibration bucket"; WIRE.md "Decisions and outcomes" and decision 2; SDK-WIRE.md 4.5, 4.7).
 import { Type, type Static } from 'typebox';
 import { Nullable, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { DECISION_STATUSES, GROUP_BY, REF_TYPES, RESULTS } from './enums.js';
 
-export const REF_TYPES = ['pattern', 'prediction', 'observation', 'collective'] as const;
-export type RefType = (typeof REF_TYPES)[number];
-export const DECISION_STATUSES = ['proposed', 'executed', 'skipped'] as const;
-export const RESULTS = ['success', 'failure', 'partial'] as const;
-export type OutcomeResult = (typeof RESULTS)[number];
-export const GROUP_BY = ['action_type', 'decision_type', 'policy', 'pattern_kind'] as const;
-export type GroupBy = (typeof GROUP_BY)[number];
+export { DECISION_STATUSES, GROUP_BY, REF_TYPES, RESULTS } from './enums.js';
+export type { GroupBy, OutcomeResult, RefType } from './enums.js';
 
 export const LIMITS = { refs: 100, label: 200, idempotencyKey: 256, outcomesDefault: 100, outcomesMax: 1000, bucketsDefault: 5, bucketsMin: 1, bucketsMax: 20 } as const;
 

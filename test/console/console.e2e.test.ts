@@ -244,6 +244,36 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     await page.close();
   });
 
+  it('draws the calibration of scored predictions, bucket by bucket, with ECE and Brier', async () => {
+    // Scored predictions as the scoring job leaves them (the job itself is tested in learning/).
+    const seeded: [number, boolean][] = [[0.15, false], [0.15, true], [0.85, true], [0.85, true], [0.85, true], [0.85, false]];
+    for (const [i, [probability, hit]] of seeded.entries()) {
+      await h.db.query(
+        `INSERT INTO behavior_predictions (project_id, id, subject_kind, subject_external_id, target_kind, horizon_days, lookback_days, model, probability,
+           explanation, made_at, due_at, scored_at, hit)
+         VALUES ($1, $2, 'customer', 'c-cal', 'event_occurrence', 30, 365, 'gamma_poisson', $3, 'seeded', now(), now(), now(), $4)`,
+        [project.projectId, `prd_console${i}`, probability, hit],
+      );
+    }
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: 'Learning' }).click();
+    const buckets = page.getByRole('table', { name: 'Calibration buckets' });
+    await buckets.waitFor();
+    const row = (range: string) => buckets.getByRole('row').filter({ has: page.getByRole('cell', { name: range, exact: true }) });
+    expect(await row('0.1–0.2').getByRole('cell').allTextContents()).toEqual(['0.1–0.2', '2', '2', '1', '0.15', '0.50', '0']);
+    expect(await row('0.8–0.9').getByRole('cell').allTextContents()).toEqual(['0.8–0.9', '4', '4', '3', '0.85', '0.75', '0']);
+    expect(await row('0.4–0.5').getByRole('cell').allTextContents()).toEqual(['0.4–0.5', '0', '0', '0', '–', '–', '0']);
+    // The plot is drawn (a canvas inside the labelled chart), and the headline figures are the API's.
+    expect(await page.getByRole('img', { name: /Reliability diagram/ }).locator('canvas').count()).toBeGreaterThan(0);
+    const report = (await h.call('GET', project.projectId, '/lattice/calibration?bucketCount=10')).json();
+    expect(await page.getByText(/^ECE/).textContent()).toBe(`ECE ${report.expectedCalibrationError.toFixed(3)}`);
+    expect(await page.getByText(/^Brier/).textContent()).toBe(`Brier ${report.brierScore.toFixed(3)}`);
+    await page.getByRole('region', { name: 'Effectiveness' }).getByText('No outcomes yet').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'learning.png'), fullPage: true });
+    await page.close();
+  });
+
   it('answers another project\'s id with the API\'s 404, never its data', async () => {
     const other = await h.project();
     const page = await open();
