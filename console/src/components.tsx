@@ -31,3 +31,18 @@ export function Code({ children }: { children: string }) {
 }
 
 export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '–');
+
+/** A table's header row: one column header per name. */
+export function TableHead({ columns }: { columns: readonly string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th scope="col" key={column}>
+            {column}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}

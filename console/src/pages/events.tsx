@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { Fire, Rule } from '../../../src/alerts/schemas.js';
 import type { LoggedEvent } from '../../../src/events/schemas.js';
 import { call, type Session } from '../api.js';
-import { Code, Empty, ErrorNote, when } from '../components.js';
+import { Code, Empty, ErrorNote, TableHead, when } from '../components.js';
 
 const PAGE = 200;
 const TAIL_EVERY_MS = 3000;
@@ -116,15 +116,7 @@ function EventLog({ session }: { session: Session }) {
       {events.length > 0 && (
         <div className="table-wrap">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Event type</th>
-                <th scope="col">Severity</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Payload</th>
-              </tr>
-            </thead>
+            <TableHead columns={['When', 'Event type', 'Severity', 'Subject', 'Payload']} />
             <tbody>
               {[...events].reverse().map((event) => (
                 <tr key={event.id}>
@@ -213,14 +205,7 @@ function Fires({ session, rule }: { session: Session; rule: Rule }) {
       {fires && fires.length === 0 && <p>It has not fired yet.</p>}
       {fires && fires.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Fired</th>
-              <th scope="col">Delivery</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Fired', 'Delivery', 'Status', 'Attempts']} />
           <tbody>
             {fires.flatMap((fire) =>
               fire.deliveryResults.map((delivery, i) => (

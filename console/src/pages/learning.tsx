@@ -5,7 +5,7 @@ import type { CalibrationSchema, EffectivenessRowSchema } from '../../../src/lea
 import type { Static } from 'typebox';
 import { call, type Session } from '../api.js';
 import { Chart } from '../chart.js';
-import { Code, Empty, ErrorNote } from '../components.js';
+import { Code, Empty, ErrorNote, TableHead } from '../components.js';
 
 type Calibration = Static<typeof CalibrationSchema>;
 type EffectivenessRow = Static<typeof EffectivenessRowSchema>;
@@ -77,17 +77,7 @@ function CalibrationSection({ session }: { session: Session }) {
           <Chart label="Reliability diagram: observed share against stated probability, per bucket" options={plot.options} data={plot.data} />
           <div className="table-wrap">
             <table aria-label="Calibration buckets">
-              <thead>
-                <tr>
-                  <th scope="col">Stated probability</th>
-                  <th scope="col">Predictions</th>
-                  <th scope="col">Scored</th>
-                  <th scope="col">Came true</th>
-                  <th scope="col">Mean stated</th>
-                  <th scope="col">Observed</th>
-                  <th scope="col">Patterns</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Stated probability', 'Predictions', 'Scored', 'Came true', 'Mean stated', 'Observed', 'Patterns']} />
               <tbody>
                 {report.buckets.map((b) => (
                   <tr key={b.lower}>
@@ -147,16 +137,7 @@ function EffectivenessSection({ session }: { session: Session }) {
       {rows && rows.length > 0 && (
         <div className="table-wrap">
           <table aria-label="Effectiveness by group">
-            <thead>
-              <tr>
-                <th scope="col">{groupBy.replace('_', ' ')}</th>
-                <th scope="col">Outcomes</th>
-                <th scope="col">Success rate</th>
-                <th scope="col">Posterior mean</th>
-                <th scope="col">Successes / partials / failures</th>
-                <th scope="col">Mean reward</th>
-              </tr>
-            </thead>
+            <TableHead columns={[groupBy.replace('_', ' '), 'Outcomes', 'Success rate', 'Posterior mean', 'Successes / partials / failures', 'Mean reward']} />
             <tbody>
               {rows.map((row) => (
                 <tr key={row.groupKey}>

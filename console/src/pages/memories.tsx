@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { MEMORY_SCOPES, MEMORY_STATUSES, MEMORY_TYPES } from '../../../src/memory/enums.js';
 import { call, type Memory, type SearchHit, type Session } from '../api.js';
-import { Code, Empty, ErrorNote, when } from '../components.js';
+import { Code, Empty, ErrorNote, TableHead, when } from '../components.js';
 import { href } from '../route.js';
 
 const PAGE_SIZE = 25;
@@ -86,18 +86,7 @@ export function MemoriesPage({ session }: { session: Session }) {
         <>
           <div className="table-wrap">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Content</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Scope</th>
-                  <th scope="col">Importance</th>
-                  <th scope="col">Valid from</th>
-                  <th scope="col">Valid to</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Content', 'Type', 'Subject', 'Status', 'Scope', 'Importance', 'Valid from', 'Valid to']} />
               <tbody>
                 {rows.map((m) => (
                   <tr key={m.id}>
