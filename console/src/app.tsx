@@ -6,11 +6,13 @@ import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
 import { ReviewPage } from './pages/review.js';
 import { SignInPage } from './pages/sign-in.js';
+import { SubjectPage } from './pages/subject.js';
 import { href, useHashRoute } from './route.js';
 
 const PAGES = [
   { path: 'memories', title: 'Memories' },
   { path: 'review', title: 'Review queue' },
+  { path: 'subjects', title: 'Subject' },
   { path: 'events', title: 'Events and alerts' },
   { path: 'learning', title: 'Learning' },
 ] as const;
@@ -33,7 +35,7 @@ export function App() {
     saveSession(undefined);
     setSession(undefined);
   };
-  const [page = 'memories', id] = route;
+  const [page = 'memories', id, more] = route;
   return (
     <div className="shell">
       <header>
@@ -55,6 +57,8 @@ export function App() {
       <main>
         {page === 'review' ? (
           <ReviewPage session={session} />
+        ) : page === 'subjects' ? (
+          <SubjectPage session={session} kind={id} externalId={more} />
         ) : page === 'events' ? (
           <EventsPage session={session} />
         ) : page === 'learning' ? (

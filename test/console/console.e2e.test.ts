@@ -274,6 +274,48 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     await page.close();
   });
 
+  it('shows a subject: its profile, its patterns, its predictions with their intervals, its events', async () => {
+    const gymGoer = { kind: 'customer', externalId: 'c-gym' };
+    const DAY = 86_400_000;
+    const last = Date.now() - 6 * DAY;
+    for (let week = 9; week >= 0; week--) {
+      const at = new Date(last - week * 7 * DAY).toISOString();
+      const res = await h.call('POST', project.projectId, '/admin/memory', {
+        body: { content: `gym visit by c-gym at ${at}`, type: 'event', subject: gymGoer, validFrom: at, metadata: { eventType: 'gym', amount: 12 } },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const mined = await h.call('POST', project.projectId, '/lattice/patterns/extract', { body: { subject: gymGoer } });
+    expect(mined.json().patternsCreated, mined.body).toBeGreaterThan(0);
+    expect((await h.call('POST', project.projectId, '/lattice/events/emit', { body: { eventType: 'gym.checkin', subject: gymGoer, payload: { club: 'downtown' } } })).statusCode).toBe(200);
+
+    const page = await open();
+    await signIn(page, readKey);
+    await page.getByRole('link', { name: 'Subject' }).click();
+    await page.getByLabel('External id').fill('c-gym');
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.getByRole('heading', { name: 'Subject customer:c-gym' }).waitFor();
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await profile.getByText('RFM scores').waitFor();
+    expect(await profile.innerText()).toMatch(/Activity in the last year\s+1[01], the last/);
+    const patterns = page.getByRole('table', { name: 'Patterns' });
+    await patterns.waitFor();
+    expect(await patterns.getByRole('cell', { name: /every 7 days/ }).count()).toBeGreaterThan(0);
+
+    await page.getByRole('button', { name: 'Project the next 30 days' }).click();
+    const predicted = page.getByRole('list', { name: 'Predicted events' });
+    await predicted.waitFor();
+    const interval = predicted.getByRole('img', { name: /confidence \d\.\d\d, 95% interval \d\.\d\d to \d\.\d\d/ }).first();
+    const [, point, lower, upper] = /confidence (\S+), 95% interval (\S+) to (\S+)/.exec((await interval.getAttribute('aria-label'))!)!.map(Number);
+    expect(lower).toBeLessThanOrEqual(point!);
+    expect(point).toBeLessThanOrEqual(upper!);
+
+    const timeline = page.getByRole('region', { name: 'Event timeline' });
+    await timeline.getByText('gym.checkin').waitFor();
+    await page.screenshot({ path: join(SHOTS, 'subject.png'), fullPage: true });
+    await page.close();
+  });
+
   it('answers another project\'s id with the API\'s 404, never its data', async () => {
     const other = await h.project();
     const page = await open();

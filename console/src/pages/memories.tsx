@@ -94,7 +94,7 @@ export function MemoriesPage({ session }: { session: Session }) {
                       <a href={href('memories', m.id)}>{m.content}</a>
                     </td>
                     <td>{m.type}</td>
-                    <td>{m.subject ? `${m.subject.kind}:${m.subject.externalId}` : '–'}</td>
+                    <td>{m.subject ? <a href={href('subjects', m.subject.kind, m.subject.externalId)}>{`${m.subject.kind}:${m.subject.externalId}`}</a> : '–'}</td>
                     <td>{m.status}</td>
                     <td>{m.scope}</td>
                     <td className="number">{m.importance}</td>
