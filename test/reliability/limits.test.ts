@@ -246,6 +246,7 @@ describe('batch and list maxima', () => {
     /** How to read the rows of each list route's answer, for every GET with a bounded `limit`. */
     const lists: Record<string, (body: any) => unknown[]> = {
       'GET /admin/memory': (body) => body,
+      'GET /memory': (body) => body,
       'GET /admin/memory/platform': (body) => body,
       'GET /admin/memory/review': (body) => body,
       'GET /admin/memory/insights': (body) => body.subjects,
