@@ -288,6 +288,14 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     const mined = await h.call('POST', project.projectId, '/lattice/patterns/extract', { body: { subject: gymGoer } });
     expect(mined.json().patternsCreated, mined.body).toBeGreaterThan(0);
     expect((await h.call('POST', project.projectId, '/lattice/events/emit', { body: { eventType: 'gym.checkin', subject: gymGoer, payload: { club: 'downtown' } } })).statusCode).toBe(200);
+    expect((await h.call('POST', project.projectId, '/memory-typed/attributes', { body: { attributeKey: 'weight', dataType: 'numeric', unit: 'kg' } })).statusCode).toBe(201);
+    const weights = [80.5, 80.1, 79.8, 79.9, 79.2, 78.8, 78.9, 78.1];
+    const ingested = await h.call('POST', project.projectId, '/memory-typed/observations', {
+      body: { observations: weights.map((v, i) => ({ attributeKey: 'weight', subjectKind: 'customer', subjectExternalId: 'c-gym', valueNumeric: v, observedAt: new Date(last - (8 - i) * 7 * DAY).toISOString() })) },
+    });
+    expect(ingested.statusCode, ingested.body).toBe(200);
+    const accumulator = (await h.call('GET', project.projectId, '/memory-typed/accumulator?subjectKind=customer&subjectExternalId=c-gym&attributeKey=weight')).json();
+    expect(accumulator.count).toBe(8);
 
     const page = await open();
     await signIn(page, readKey);
@@ -310,6 +318,13 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     expect(lower).toBeLessThanOrEqual(point!);
     expect(point).toBeLessThanOrEqual(upper!);
 
+    const weight = page.getByRole('article', { name: 'Attribute weight' });
+    const figures = weight.locator('.figures');
+    await figures.getByText(/^count/).waitFor();
+    expect(await weight.locator('canvas').count()).toBeGreaterThan(0);
+    expect(await figures.getByText(/^mean/).textContent()).toBe(`mean ${Number(accumulator.mean.toFixed(3))}`);
+    expect(await figures.getByText(/^EWMA/).textContent()).toBe(`EWMA ${Number(accumulator.ewma.toFixed(3))}`);
+    expect(await figures.getByText(/^count/).textContent()).toBe('count 8');
     const timeline = page.getByRole('region', { name: 'Event timeline' });
     await timeline.getByText('gym.checkin').waitFor();
     await page.screenshot({ path: join(SHOTS, 'subject.png'), fullPage: true });

@@ -7,6 +7,7 @@ import type { LoggedEvent } from '../../../src/events/schemas.js';
 import { call, type Session } from '../api.js';
 import { Code, Empty, ErrorNote, TableHead, when } from '../components.js';
 import { href } from '../route.js';
+import { AttributesSection } from './subject-attributes.js';
 
 type Profile = Static<typeof ProfileSchema>;
 /** The answer, its predictions typed (the schema refers to PredictedEvent by $ref). */
@@ -49,6 +50,7 @@ function SubjectView({ session, subject }: { session: Session; subject: Subject 
       <ProfileSection session={session} subject={subject} />
       <PatternsSection session={session} subject={subject} />
       <PredictionsSection session={session} subject={subject} />
+      <AttributesSection session={session} subject={subject} />
       <TimelineSection session={session} subject={subject} />
     </>
   );
