@@ -1,11 +1,14 @@
 // The console end to end: the API serves the built console (npm run build) at /console/, and a real
 // browser (Debian's chromium, driven by playwright-core) signs in with a pasted key and uses it.
 // Screenshots of every page go to test-results/console/ (ignored by git), to be looked at.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Fastify from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleRoot } from '../../src/platform/console.js';
+import consolePlugin, { consoleRoot } from '../../src/platform/console.js';
+import errorHandler from '../../src/platform/error-handler.js';
 import { projectRoot } from '../../src/platform/project-root.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -47,6 +50,24 @@ describe('the console, with its built files', () => {
   it('is left out of the OpenAPI document', async () => {
     const paths = Object.keys((await h.app.inject({ url: '/openapi.json' })).json().paths);
     expect(paths.filter((p) => p.startsWith('/console'))).toEqual([]);
+  });
+});
+
+describe('the console, not built', () => {
+  it('answers every console path with a 404 that says to build it, in the one error shape', async () => {
+    const app = Fastify();
+    await app.register(errorHandler);
+    await app.register(consolePlugin, { root: mkdtempSync(join(tmpdir(), 'lattice-console-')) });
+    try {
+      for (const url of ['/console/', '/console/assets/index.js']) {
+        const res = await app.inject({ url });
+        expect(res.statusCode, url).toBe(404);
+        expect(res.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND', message: 'the console is not built: run npm run build' });
+      }
+      expect((await app.inject({ url: '/console' })).headers.location).toBe('/console/');
+    } finally {
+      await app.close();
+    }
   });
 });
 
@@ -298,6 +319,8 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     expect(accumulator.count).toBe(8);
 
     const page = await open();
+    const profileCalls: string[] = [];
+    page.on('request', (request) => request.url().endsWith('/lattice/profile') && profileCalls.push(request.url()));
     await signIn(page, readKey);
     await page.getByRole('link', { name: 'Subject' }).click();
     await page.getByLabel('External id').fill('c-gym');
@@ -305,6 +328,11 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     await page.getByRole('heading', { name: 'Subject customer:c-gym' }).waitFor();
     const profile = page.getByRole('region', { name: 'Profile' });
     await profile.getByText('RFM scores').waitFor();
+    // Typing another subject into the form reads nothing until it is opened.
+    expect(profileCalls).toHaveLength(1);
+    await page.getByLabel('External id').fill('c-someone-else');
+    await page.getByLabel('External id').fill('c-gym');
+    expect(profileCalls).toHaveLength(1);
     expect(await profile.innerText()).toMatch(/Activity in the last year\s+1[01], the last/);
     const patterns = page.getByRole('table', { name: 'Patterns' });
     await patterns.waitFor();

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { Static } from 'typebox';
 import type { PatternRecord } from '../../../src/behavior/patterns/schemas.js';
 import type { PredictedEvent, ProjectResponseSchema } from '../../../src/behavior/predict/schemas.js';
@@ -24,7 +24,8 @@ export function SubjectPage({ session, kind, externalId }: { session: Session; k
     event.preventDefault();
     window.location.hash = href('subjects', draft.kind.trim(), draft.externalId.trim());
   };
-  const subject = kind && externalId ? { kind, externalId } : undefined;
+  // One object per subject, not per render: the sections fetch when it changes, not at every keystroke in the form.
+  const subject = useMemo(() => (kind && externalId ? { kind, externalId } : undefined), [kind, externalId]);
   return (
     <>
       <h1>{subject ? `Subject ${subject.kind}:${subject.externalId}` : 'Subject'}</h1>
