@@ -40,11 +40,19 @@ const TraversalEdges = Type.Array(Type.Ref('GraphTraversalEdge'));
 const EdgeCreated = Type.Object({ ...EdgeSchema.properties, created: Type.Boolean({ description: 'false when the same current fact existed and was strengthened instead' }) });
 
 export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: GraphService; extraction: GraphExtraction; recall: GraphRecall }> = async (app, { graph, extraction, recall }) => {
-  app.get(
-    '/admin/memory/entities',
-    { config: { ...WRITE, audit: 'read.graph' }, schema: { tags, summary: 'List entities (current ones unless includeRetired)', querystring: ListEntitiesQuerySchema, response: { 200: Type.Array(Entity) } } },
-    async (request) => graph.listEntities(request.principal.projectId, request.query),
-  );
+  // Entity listing, an entity's page and traversal are served twice: under /admin/memory
+  // (WRITE_MEMORY, as SPEC.md has them) and under /memory for a READ_MEMORY key (the console, an
+  // agent that only reads), as the memory list and search are.
+  for (const [url, config, summary] of [
+    ['/admin/memory/entities', WRITE, 'List entities (current ones unless includeRetired)'],
+    ['/memory/entities', READ, 'List entities (READ_MEMORY; the same as GET /admin/memory/entities)'],
+  ] as const) {
+    app.get(
+      url,
+      { config: { ...config, audit: 'read.graph' }, schema: { tags, summary, description: 'Ordered by canonical name. memoryId narrows to the entities that memory mentions.', querystring: ListEntitiesQuerySchema, response: { 200: Type.Array(Entity) } } },
+      async (request) => graph.listEntities(request.principal.projectId, request.query),
+    );
+  }
 
   app.post(
     '/admin/memory/entities',
@@ -66,21 +74,26 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: GraphService; extra
     },
   );
 
-  app.get(
-    '/admin/memory/entities/:entityId',
-    {
-      config: { ...WRITE, audit: 'read.graph' },
-      schema: {
-        tags,
-        summary: 'An entity and its outgoing edges (hop 1), as of asOf',
-        description: '404 when the project has no such entity; `entity` null (and no edges) when it exists but was not valid at asOf.',
-        params: EntityParamsSchema,
-        querystring: EntityQuerySchema,
-        response: { 200: EntityPageSchema },
+  for (const [url, config, summary] of [
+    ['/admin/memory/entities/:entityId', WRITE, 'An entity and its outgoing edges (hop 1), as of asOf'],
+    ['/memory/entities/:entityId', READ, 'An entity and its outgoing edges (hop 1), as of asOf (READ_MEMORY; the same as GET /admin/memory/entities/{entityId})'],
+  ] as const) {
+    app.get(
+      url,
+      {
+        config: { ...config, audit: 'read.graph' },
+        schema: {
+          tags,
+          summary,
+          description: '404 when the project has no such entity; `entity` null (and no edges) when it exists but was not valid at asOf. includeRetired adds retiredEdges, the edges that had ended by asOf (the console draws them on request).',
+          params: EntityParamsSchema,
+          querystring: EntityQuerySchema,
+          response: { 200: EntityPageSchema },
+        },
       },
-    },
-    async (request) => graph.entityPage(request.principal.projectId, request.params.entityId, request.query.asOf),
-  );
+      async (request) => graph.entityPage(request.principal.projectId, request.params.entityId, request.query),
+    );
+  }
 
   app.post(
     '/admin/memory/entities/:entityId/retire',
@@ -189,22 +202,27 @@ export const graphRoutes: FastifyPluginAsyncTypebox<{ graph: GraphService; extra
     async (request) => graph.listEdges(request.principal.projectId, request.query),
   );
 
-  app.post(
-    '/admin/memory/graph/traverse',
-    {
-      config: { ...WRITE, audit: 'read.graph' },
-      schema: {
-        tags,
-        summary: 'Multi-hop traversal (1 to 3 hops) from a seed entity',
-        description:
-          'Breadth-first over the edges valid at asOf (default now), optionally only the given predicates; direction out (subject to object, the default) or both. hop is 1 for an edge of the seed, 2 for an edge of a neighbour, 3 beyond. ' +
-          `Each edge is answered once, at the hop it is first reached; each entity is expanded once, so cycles end; literal objects are not expanded. Fan-out is bounded: at most ${GRAPH_LIMITS.fanOut} edges per entity and direction each hop (strongest weight first, then newest, then id), and \`limit\` edges in all (default ${GRAPH_LIMITS.traversal.default}, at most ${GRAPH_LIMITS.traversal.max}); a hop that would pass the limit takes every entity's strongest edge before any entity's second.`,
-        body: TraverseBodySchema,
-        response: { 200: TraversalEdges },
+  for (const [url, config, summary] of [
+    ['/admin/memory/graph/traverse', WRITE, 'Multi-hop traversal (1 to 3 hops) from a seed entity'],
+    ['/memory/graph/traverse', READ, 'Multi-hop traversal (1 to 3 hops) from a seed entity (READ_MEMORY; the same as POST /admin/memory/graph/traverse)'],
+  ] as const) {
+    app.post(
+      url,
+      {
+        config: { ...config, audit: 'read.graph' },
+        schema: {
+          tags,
+          summary,
+          description:
+            'Breadth-first over the edges valid at asOf (default now), optionally only the given predicates; direction out (subject to object, the default) or both. hop is 1 for an edge of the seed, 2 for an edge of a neighbour, 3 beyond. ' +
+            `Each edge is answered once, at the hop it is first reached; each entity is expanded once, so cycles end; literal objects are not expanded. Fan-out is bounded: at most ${GRAPH_LIMITS.fanOut} edges per entity and direction each hop (strongest weight first, then newest, then id), and \`limit\` edges in all (default ${GRAPH_LIMITS.traversal.default}, at most ${GRAPH_LIMITS.traversal.max}); a hop that would pass the limit takes every entity's strongest edge before any entity's second.`,
+          body: TraverseBodySchema,
+          response: { 200: TraversalEdges },
+        },
       },
-    },
-    async (request) => graph.traverse(request.principal.projectId, request.body),
-  );
+      async (request) => graph.traverse(request.principal.projectId, request.body),
+    );
+  }
 
   app.get(
     '/admin/memory/graph/stats',

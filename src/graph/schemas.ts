@@ -99,6 +99,7 @@ export const ListEntitiesQuerySchema = Type.Object(
     scope: Type.Optional(Type.String({ enum: [...ENTITY_SCOPES] })),
     search: Type.Optional(Type.String({ maxLength: 300, description: 'Case-insensitive substring of the canonical name or an alias' })),
     includeRetired: Type.Optional(Type.Boolean({ description: 'Also retired and merged entities; default false' })),
+    memoryId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the entities this memory mentions (its graph entities)' })),
     ...LimitOffset(50, 500),
   },
   { additionalProperties: false },
@@ -153,8 +154,18 @@ export const CreateEdgeBodySchema = Type.Object(
 );
 export type CreateEdgeBody = Static<typeof CreateEdgeBodySchema>;
 
-export const EntityQuerySchema = Type.Object({ asOf: Type.Optional(AsOf) }, { additionalProperties: false });
-export const EntityPageSchema = Type.Object({ entity: Nullable(Type.Ref('GraphEntity')), edges: Type.Array(Type.Ref('GraphTraversalEdge')) });
+export const EntityQuerySchema = Type.Object(
+  {
+    asOf: Type.Optional(AsOf),
+    includeRetired: Type.Optional(Type.Boolean({ description: 'Also answer retiredEdges: the edges into and out of the entity that had ended by asOf; default false' })),
+  },
+  { additionalProperties: false },
+);
+export const EntityPageSchema = Type.Object({
+  entity: Nullable(Type.Ref('GraphEntity')),
+  edges: Type.Array(Type.Ref('GraphTraversalEdge')),
+  retiredEdges: Type.Optional(Type.Array(Type.Ref('GraphTraversalEdge'), { description: `With includeRetired: the edges into and out of the entity whose validTo is at or before asOf, latest ended first, at most ${GRAPH_LIMITS.edges.max}` })),
+});
 
 export const ListEdgesQuerySchema = Type.Object(
   {

@@ -132,14 +132,20 @@ export class GraphService {
     return row;
   }
 
-  /** The entity as of `asOf` (null when it was not valid then) and its outgoing edges then. */
-  async entityPage(projectId: string, id: string, asOf?: string): Promise<{ entity: Entity | null; edges: TraversalEdge[] }> {
-    const at = time(asOf, new Date());
+  /**
+   * The entity as of `asOf` (null when it was not valid then) and its outgoing edges then; with
+   * `includeRetired`, also the edges into and out of it that had ended by then.
+   */
+  async entityPage(projectId: string, id: string, query: { asOf?: string; includeRetired?: boolean } = {}): Promise<{ entity: Entity | null; edges: TraversalEdge[]; retiredEdges?: TraversalEdge[] }> {
+    const at = time(query.asOf, new Date());
     const row = await this.entityRow(this.db, projectId, id);
+    const retiredEdges = query.includeRetired
+      ? await this.withEntities(projectId, (await store.endedEdgesOf(this.db, projectId, id, at, GRAPH_LIMITS.edges.max)).map((e) => ({ edge: e, hop: 1 })))
+      : undefined;
     const validThen = row.valid_from <= at && (row.valid_to === null || row.valid_to > at);
-    if (!validThen) return { entity: null, edges: [] };
+    if (!validThen) return { entity: null, edges: [], retiredEdges };
     const edges = await store.edgesAt(this.db, projectId, { subjectId: id, at }, GRAPH_LIMITS.edges.max);
-    return { entity: store.toEntity(row), edges: await this.withEntities(projectId, edges.map((e) => ({ edge: e, hop: 1 }))) };
+    return { entity: store.toEntity(row), edges: await this.withEntities(projectId, edges.map((e) => ({ edge: e, hop: 1 }))), retiredEdges };
   }
 
   /** Retires an entity and closes its open edges at `at` (default now). Retiring again changes nothing. */

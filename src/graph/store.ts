@@ -167,6 +167,7 @@ export async function listEntities(db: Queryable, projectId: string, q: ListEnti
   where.add('e.type = ?', q.type);
   where.add('e.scope = ?', q.scope);
   if (!q.includeRetired) where.add('e.valid_to IS NULL AND e.superseded_by_id IS NULL');
+  where.add('EXISTS (SELECT 1 FROM graph_mentions m WHERE m.project_id = e.project_id AND m.entity_id = e.id AND m.memory_id = ?)', q.memoryId);
   if (q.search !== undefined && q.search.trim() !== '') {
     const pattern = where.param(`%${q.search.trim().toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     where.add(`(lower(e.canonical_name) LIKE ${pattern} OR EXISTS (SELECT 1 FROM unnest(e.aliases) AS a WHERE lower(a) LIKE ${pattern}))`);
@@ -287,6 +288,17 @@ export async function edgesAt(
     `SELECT ${EDGE_COLUMNS} FROM graph_edges g WHERE ${where.sql}
       ORDER BY g.valid_from DESC, g.id LIMIT ${where.param(limit)} OFFSET ${where.param(offset)}`,
     where.params,
+  );
+  return rows;
+}
+
+/** The edges into and out of an entity that had ended by `at` (validTo at or before it), latest ended first. */
+export async function endedEdgesOf(db: Queryable, projectId: string, entityId: string, at: Date, limit: number): Promise<EdgeRow[]> {
+  const { rows } = await db.query<EdgeRow>(
+    `SELECT ${EDGE_COLUMNS} FROM graph_edges g
+      WHERE g.project_id = $1 AND (g.subject_id = $2 OR g.object_id = $2) AND g.valid_to IS NOT NULL AND g.valid_to <= $3
+      ORDER BY g.valid_to DESC, g.id LIMIT $4`,
+    [projectId, entityId, at.toISOString(), limit],
   );
   return rows;
 }
