@@ -50,6 +50,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
         userId: q.chatIdentityId,
         subjectKind: q.subjectKind,
         subjectExternalId: q.subjectExternalId,
+        derivedFrom: q.derivedFrom,
         asOf: q.asOf === undefined ? undefined : new Date(q.asOf),
         limit: q.limit,
         offset: q.offset,

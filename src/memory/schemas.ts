@@ -96,6 +96,7 @@ export const ListMemoriesQuerySchema = Type.Object(
     chatIdentityId: Type.Optional(Type.String()),
     subjectKind: Type.Optional(Type.String()),
     subjectExternalId: Type.Optional(Type.String()),
+    derivedFrom: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the memories built on this memory: those whose sourceMemoryIds include it (insights, summaries, decisions)' })),
     asOf: Type.Optional(Timestamp('Bi-temporal slice: memories valid at this instant (validFrom <= asOf < validTo), superseded ones included')),
     ...LimitOffset(50, 500),
   },

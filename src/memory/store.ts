@@ -276,6 +276,8 @@ export interface MemoryFilter {
   userId?: string;
   subjectKind?: string;
   subjectExternalId?: string;
+  /** Only memories built on this one (its id among their sourceMemoryIds: insights, summaries, decisions). */
+  derivedFrom?: string;
   /** Bi-temporal slice; without it, only live memories unless a status is asked for. */
   asOf?: Date;
   reviewOnly?: boolean;
@@ -297,6 +299,8 @@ export function filterConditions(projectId: string, filter: MemoryFilter, condit
   conditions.add('m.user_id = ?', filter.userId);
   conditions.add('m.subject_kind = ?', filter.subjectKind);
   conditions.add('m.subject_external_id = ?', filter.subjectExternalId);
+  // The cardinality test lets the planner use the partial GIN index memories_sources.
+  conditions.add('cardinality(m.source_memory_ids) > 0 AND m.source_memory_ids @> ARRAY[?]::text[]', filter.derivedFrom);
   if (filter.asOf) {
     const at = conditions.param(filter.asOf.toISOString());
     conditions.add(`m.valid_from <= ${at}::timestamptz AND (m.valid_to IS NULL OR m.valid_to > ${at}::timestamptz) AND m.status <> 'rejected'`);

@@ -30,6 +30,16 @@ describe('the read surface of memories', () => {
     expect((await h.call('GET', a.projectId, '/memory?limit=1&offset=1', { apiKey: reader })).json()).toHaveLength(1);
   });
 
+  it('lists the memories built on a memory (derivedFrom)', async () => {
+    const insight = (await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'Likes window-free quiet seats', type: 'insight', sourceMemoryIds: [saved.id] } })).json();
+    await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'Unrelated derived note', type: 'insight', sourceMemoryIds: ['mem_other'] } });
+    const res = await h.call('GET', a.projectId, `/memory?derivedFrom=${saved.id}`, { apiKey: reader });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().map((m: { id: string }) => m.id)).toEqual([insight.id]);
+    expect((await h.call('GET', b.projectId, `/memory?derivedFrom=${saved.id}`)).json()).toEqual([]);
+    expect((await h.call('GET', a.projectId, '/memory?derivedFrom=', { apiKey: reader })).statusCode).toBe(400);
+  });
+
   it('fetches one memory with a READ_MEMORY key', async () => {
     const res = await h.call('GET', a.projectId, `/memory/${saved.id}`, { apiKey: reader });
     expect(res.statusCode).toBe(200);
