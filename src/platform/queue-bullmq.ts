@@ -8,7 +8,20 @@ import { withDeadline } from './concurrency.js';
 import { isConnectionError } from './db.js';
 import { failFastRedis } from './redis.js';
 import { AppError, DependencyUnavailableError, JobTimeoutError, RemoteAppError } from './errors.js';
-import type { EnqueueOptions, JobHandlers, JobMapBase, JobQueue, RunOptions, ScheduleOptions } from './queue.js';
+import {
+  IN_FLIGHT_SCAN,
+  inFlightOrder,
+  isProjectPayload,
+  type EnqueueOptions,
+  type JobHandlers,
+  type JobInFlight,
+  type JobMapBase,
+  type JobQueue,
+  type JobsInFlight,
+  type JobState,
+  type RunOptions,
+  type ScheduleOptions,
+} from './queue.js';
 
 const QUEUE_NAME = 'jobs';
 // A handler's AppError crosses the process boundary as this marker plus JSON in failedReason.
@@ -31,6 +44,14 @@ export interface BullQueueOptions {
 const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
 
 type AnyJob = Job<unknown, unknown, string>;
+
+/** BullMQ's lists of unfinished jobs, in the order the in-flight listing reads them, and what each is called there. */
+const IN_FLIGHT_LISTS = [
+  ['active', 'active'],
+  ['waiting', 'waiting'],
+  ['prioritized', 'waiting'],
+  ['delayed', 'delayed'],
+] as const satisfies readonly (readonly [string, JobState])[];
 
 function encodeError(error: AppError): Error {
   const { code, statusCode, message, params, retryAfterSeconds } = error;
@@ -149,6 +170,38 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     );
     this.worker.on('error', (error) => log.error({ err: error }, 'queue worker error'));
     await this.worker.waitUntilReady();
+  }
+
+  async inFlight(projectId: string, scan = IN_FLIGHT_SCAN): Promise<JobsInFlight> {
+    const found: JobInFlight[] = [];
+    let budget = Math.max(0, scan);
+    let truncated = false;
+    try {
+      for (const [list, state] of IN_FLIGHT_LISTS) {
+        // One more than the budget (the range is inclusive): its presence says the scan stops short.
+        const jobs = (await this.queue.getJobs([list], 0, budget, true)) as AnyJob[];
+        if (jobs.length > budget) {
+          truncated = true;
+          jobs.length = budget;
+        }
+        budget -= jobs.length;
+        for (const job of jobs) {
+          if (!isProjectPayload(job.data, projectId)) continue;
+          found.push({
+            id: job.id!,
+            name: job.name,
+            state,
+            attempt: job.attemptsMade + 1,
+            enqueuedAt: new Date(job.timestamp),
+            startedAt: state === 'active' && job.processedOn ? new Date(job.processedOn) : null,
+          });
+        }
+      }
+    } catch (error) {
+      if (!this.unreachable(error)) throw error;
+      throw new DependencyUnavailableError('could not list jobs: Redis is unreachable', { cause: error });
+    }
+    return { jobs: found.sort(inFlightOrder), truncated };
   }
 
   async ping(): Promise<void> {

@@ -9,10 +9,15 @@ import { AppError, JobTimeoutError } from './errors.js';
 import { newId } from './ids.js';
 import {
   backoffDelay,
+  IN_FLIGHT_SCAN,
+  inFlightOrder,
+  isProjectPayload,
   type EnqueueOptions,
   type JobHandlers,
   type JobMapBase,
   type JobQueue,
+  type JobsInFlight,
+  type JobState,
   type RunOptions,
   type ScheduleOptions,
 } from './queue.js';
@@ -24,7 +29,15 @@ interface PendingJob {
   attempt: number;
   attempts: number;
   backoffMs: number;
+  enqueuedAt: Date;
   settle?: { resolve: (value: unknown) => void; reject: (error: unknown) => void };
+}
+
+/** A job not yet finished, as the in-flight listing shows it. */
+interface TrackedJob {
+  job: PendingJob;
+  state: JobState;
+  startedAt: Date | null;
 }
 
 export interface InProcessQueueOptions {
@@ -37,7 +50,8 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
   readonly kind = 'in-process' as const;
   private handlers: JobHandlers<M> | undefined;
   private readonly waiting: PendingJob[] = [];
-  private readonly known = new Set<string>();
+  /** Every job not yet finished, by id: deduplicates enqueues by jobId and answers inFlight. */
+  private readonly known = new Map<string, TrackedJob>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The live schedule per scheduleId: scheduling an id again replaces it (as BullMQ upserts). */
   private readonly schedules = new Map<string, object>();
@@ -50,10 +64,11 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
   async enqueue<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: EnqueueOptions = {}): Promise<string> {
     const id = options.jobId ?? newId('job');
     if (this.known.has(id)) return id;
-    const job: PendingJob = { id, name, payload: asStored(payload), attempt: 1, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 1000 };
-    this.known.add(id);
-    if (options.delayMs && options.delayMs > 0) this.later(options.delayMs, () => this.push(job));
-    else this.push(job);
+    const job: PendingJob = { id, name, payload: asStored(payload), attempt: 1, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 1000, enqueuedAt: new Date() };
+    if (options.delayMs && options.delayMs > 0) {
+      this.track(job, 'delayed');
+      this.later(options.delayMs, () => this.push(job));
+    } else this.push(job);
     return id;
   }
 
@@ -70,6 +85,7 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
         attempt: 1,
         attempts: 1,
         backoffMs: 0,
+        enqueuedAt: new Date(),
         settle: {
           resolve: (value) => {
             clearTimeout(timer);
@@ -81,7 +97,6 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
           },
         },
       };
-      this.known.add(job.id);
       this.push(job);
     });
   }
@@ -113,6 +128,19 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
     this.drain();
   }
 
+  async inFlight(projectId: string, scan = IN_FLIGHT_SCAN): Promise<JobsInFlight> {
+    const all = [...this.known.values()].map(({ job, state, startedAt }) => ({
+      payload: job.payload,
+      view: { id: job.id, name: job.name, state, attempt: job.attempt, enqueuedAt: job.enqueuedAt, startedAt },
+    }));
+    // Scanned as the BullMQ listing reads: running, then waiting, then delayed.
+    const scanned = all.sort((a, b) => inFlightOrder(a.view, b.view)).slice(0, Math.max(0, scan));
+    return {
+      jobs: scanned.filter(({ payload }) => isProjectPayload(payload, projectId)).map(({ view }) => view),
+      truncated: all.length > scanned.length,
+    };
+  }
+
   async ping(): Promise<void> {}
 
   /** Resolves when no job is running or waiting (tests, graceful shutdown). */
@@ -126,6 +154,8 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const job of this.waiting.splice(0)) job.settle?.reject(new JobTimeoutError('the job queue is shutting down'));
+    // Waiting and delayed jobs are lost with the process (see the header); running ones finish.
+    for (const [id, tracked] of this.known) if (tracked.state !== 'active') this.known.delete(id);
     if (this.running > 0) await this.whenIdle();
   }
 
@@ -140,11 +170,17 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
 
   private push(job: PendingJob): void {
     if (this.closed) {
+      this.known.delete(job.id);
       job.settle?.reject(new JobTimeoutError('the job queue is shutting down'));
       return;
     }
+    this.track(job, 'waiting');
     this.waiting.push(job);
     this.drain();
+  }
+
+  private track(job: PendingJob, state: JobState): void {
+    this.known.set(job.id, { job, state, startedAt: state === 'active' ? new Date() : null });
   }
 
   private drain(): void {
@@ -164,9 +200,11 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
     const log = this.options.log.child({ job: job.name, jobId: job.id, attempt: job.attempt });
     if (!handler) {
       log.error('no handler for job');
+      this.known.delete(job.id);
       job.settle?.reject(new Error(`no handler for job ${job.name}`));
       return;
     }
+    this.track(job, 'active');
     try {
       const result = await handler(job.payload as never, { jobId: job.id, attempt: job.attempt, log });
       this.known.delete(job.id);
@@ -176,7 +214,9 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
       const final = error instanceof AppError && error.statusCode < 500;
       if (job.attempt < job.attempts && !final && !this.closed) {
         log.warn({ err: error }, 'job failed; retrying');
-        this.later(backoffDelay(job.attempt, job.backoffMs), () => this.push({ ...job, attempt: job.attempt + 1 }));
+        const retry = { ...job, attempt: job.attempt + 1 };
+        this.track(retry, 'delayed');
+        this.later(backoffDelay(job.attempt, job.backoffMs), () => this.push(retry));
       } else {
         this.known.delete(job.id);
         if (!job.settle) log.error({ err: error }, 'job failed');

@@ -40,6 +40,42 @@ export interface RunOptions {
 
 export type ScheduleOptions = { everyMs: number; cron?: undefined } | { cron: string; everyMs?: undefined };
 
+/** A job not yet finished: waiting its turn, running, or delayed (a later start, or a retry's backoff). */
+export type JobState = 'waiting' | 'active' | 'delayed';
+
+export interface JobInFlight {
+  id: string;
+  name: string;
+  state: JobState;
+  /** The try it is on (active) or will be on next (waiting, delayed); 1 for the first. */
+  attempt: number;
+  enqueuedAt: Date;
+  /** When the running try started; null unless active. */
+  startedAt: Date | null;
+}
+
+export interface JobsInFlight {
+  /** Active first, then waiting, then delayed; oldest first within each. */
+  jobs: JobInFlight[];
+  /** More jobs were in flight (of any project) than the listing scanned: some of this project's may be missing. */
+  truncated: boolean;
+}
+
+/** Jobs in flight (of every project) one listing reads at most. */
+export const IN_FLIGHT_SCAN = 1000;
+
+const STATE_ORDER: Record<JobState, number> = { active: 0, waiting: 1, delayed: 2 };
+
+/** Whether a stored payload belongs to the project: jobs of a project carry its id as `projectId`. */
+export function isProjectPayload(payload: unknown, projectId: string): boolean {
+  return typeof payload === 'object' && payload !== null && (payload as { projectId?: unknown }).projectId === projectId;
+}
+
+/** Sorts a listing as JobsInFlight promises: by state (active, waiting, delayed), then oldest first. */
+export function inFlightOrder(a: JobInFlight, b: JobInFlight): number {
+  return STATE_ORDER[a.state] - STATE_ORDER[b.state] || a.enqueuedAt.getTime() - b.enqueuedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 export interface JobQueue<M extends JobMapBase> {
   readonly kind: 'bullmq' | 'in-process';
   /** Enqueue and return at once with the job id (batch work, 202 routes). */
@@ -52,6 +88,12 @@ export interface JobQueue<M extends JobMapBase> {
   unscheduleOthers(keep: readonly string[]): Promise<string[]>;
   /** Starts consuming jobs with these handlers (API process without Redis, or `lattice worker`). */
   startConsumers(handlers: JobHandlers<M>): Promise<void>;
+  /**
+   * The jobs not yet finished whose payload's `projectId` is `projectId`, found among the first
+   * `scan` jobs in flight of every project (active, then waiting, then delayed), so that a long
+   * queue costs a bounded read; `truncated` says the scan stopped short. Payloads are not returned.
+   */
+  inFlight(projectId: string, scan?: number): Promise<JobsInFlight>;
   /** Readiness: throws when the queue's backing store is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -13,6 +13,7 @@ type TestJobs = {
   'not-found': { payload: { what: string }; result: never };
   unavailable: { payload: { what: string }; result: never };
   slow: { payload: { key: string; ms: number }; result: string };
+  'project-work': { payload: { projectId: string; ms: number; failFirst?: boolean }; result: number };
 };
 
 const log = createLogger('silent');
@@ -49,6 +50,11 @@ function handlers(rec: Recorder): JobHandlers<TestJobs> {
     unavailable: async ({ what }) => {
       rec.count(rec.started, what);
       throw new DependencyUnavailableError(`${what} is down`);
+    },
+    'project-work': async ({ ms, failFirst }, { attempt }) => {
+      if (failFirst && attempt === 1) throw new Error('transient failure');
+      await sleep(ms);
+      return attempt;
     },
     slow: async ({ key, ms }) => {
       rec.count(rec.started, key);
@@ -197,6 +203,38 @@ for (const impl of implementations) {
       // At most one run that was already due when it was removed.
       expect((rec.finished.get('dropped') ?? 0) - before).toBeLessThanOrEqual(1);
       expect(await queue.unscheduleOthers([kept])).toEqual([]);
+    });
+
+    it('lists the jobs in flight of one project: running, waiting, delayed and retrying, with their attempt', async () => {
+      const { queue } = await start(1);
+      const running = await queue.enqueue('project-work', { projectId: 'pa', ms: 1500 });
+      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.state), { timeout: 10_000, interval: 20 }).toEqual(['active']);
+      const waiting = await queue.enqueue('project-work', { projectId: 'pa', ms: 0 });
+      await queue.enqueue('project-work', { projectId: 'pb', ms: 0 });
+      const delayed = await queue.enqueue('project-work', { projectId: 'pa', ms: 0 }, { delayMs: 60_000 });
+      const listed = await queue.inFlight('pa');
+      expect(listed.truncated).toBe(false);
+      expect(listed.jobs.map((j) => [j.id, j.name, j.state, j.attempt])).toEqual([
+        [running, 'project-work', 'active', 1],
+        [waiting, 'project-work', 'waiting', 1],
+        [delayed, 'project-work', 'delayed', 1],
+      ]);
+      const [active, queued] = listed.jobs;
+      expect(active!.startedAt!.getTime()).toBeGreaterThanOrEqual(active!.enqueuedAt.getTime());
+      expect(queued!.startedAt).toBeNull();
+      expect(queued!.enqueuedAt.getTime()).toBeGreaterThanOrEqual(active!.enqueuedAt.getTime());
+      expect((await queue.inFlight('pb')).jobs.map((j) => j.state)).toEqual(['waiting']);
+      expect((await queue.inFlight('nobody')).jobs).toEqual([]);
+
+      // The scan stops at its cap (across projects): what lies beyond is not read, and it says so.
+      const capped = await queue.inFlight('pa', 2);
+      expect(capped.truncated).toBe(true);
+      expect(capped.jobs.map((j) => j.id)).toEqual([running, waiting]);
+
+      // Finished jobs leave the listing; one that failed waits out its backoff as delayed, on its second try.
+      const retrying = await queue.enqueue('project-work', { projectId: 'pc', ms: 0, failFirst: true }, { attempts: 2, backoffMs: 60_000 });
+      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.id), { timeout: 10_000, interval: 50 }).toEqual([delayed]);
+      await expect.poll(async () => (await queue.inFlight('pc')).jobs.map((j) => [j.id, j.state, j.attempt]), { timeout: 10_000, interval: 50 }).toEqual([[retrying, 'delayed', 2]]);
     });
 
     it('runs a job enqueued twice with the same jobId once', async () => {
