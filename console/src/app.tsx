@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { loadSession, saveSession, type Session } from './api.js';
 import { EventsPage } from './pages/events.js';
+import { GraphPage } from './pages/graph.js';
 import { LearningPage } from './pages/learning.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
@@ -13,6 +14,7 @@ const PAGES = [
   { path: 'memories', title: 'Memories' },
   { path: 'review', title: 'Review queue' },
   { path: 'subjects', title: 'Subject' },
+  { path: 'graph', title: 'Graph' },
   { path: 'events', title: 'Events and alerts' },
   { path: 'learning', title: 'Learning' },
 ] as const;
@@ -59,6 +61,8 @@ export function App() {
           <ReviewPage session={session} />
         ) : page === 'subjects' ? (
           <SubjectPage session={session} kind={id} externalId={more} />
+        ) : page === 'graph' ? (
+          <GraphPage session={session} entityId={id} />
         ) : page === 'events' ? (
           <EventsPage session={session} />
         ) : page === 'learning' ? (

@@ -1,21 +1,17 @@
 // The console end to end: the API serves the built console (npm run build) at /console/, and a real
 // browser (Debian's chromium, driven by playwright-core) signs in with a pasted key and uses it.
 // Screenshots of every page go to test-results/console/ (ignored by git), to be looked at.
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import consolePlugin, { consoleRoot } from '../../src/platform/console.js';
+import consolePlugin from '../../src/platform/console.js';
 import errorHandler from '../../src/platform/error-handler.js';
-import { projectRoot } from '../../src/platform/project-root.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(projectRoot(), 'test-results', 'console');
-const built = existsSync(join(consoleRoot(), 'index.html'));
+import { browserReady, built, SHOTS, startConsoleBrowser, type ConsoleBrowser } from './browser.js';
 
 describe('the console, with its built files', () => {
   let h: Harness;
@@ -71,10 +67,10 @@ describe('the console, not built', () => {
   });
 });
 
-describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () => {
+describe.skipIf(!browserReady)('the console in a browser', () => {
   let h: Harness;
   let receiver: Receiver;
-  let browser: Browser;
+  let browser: ConsoleBrowser;
   let origin: string;
   let project: { projectId: string; apiKey: string };
   let readKey: string;
@@ -97,9 +93,8 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     berlin = await observe('Actually I moved to Berlin.', jun);
     const saved = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Prefers window seats on long flights', type: 'preference', importance: 7 } });
     expect(saved.statusCode, saved.body).toBe(201);
-    origin = await h.app.listen({ host: '127.0.0.1', port: 0 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    mkdirSync(SHOTS, { recursive: true });
+    browser = await startConsoleBrowser(h);
+    origin = browser.origin;
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -107,16 +102,8 @@ describe.skipIf(!built || !existsSync(CHROMIUM))('the console in a browser', () 
     await receiver?.close();
   });
 
-  const open = async (viewport = { width: 1280, height: 800 }): Promise<Page> => {
-    const page = await browser.newPage({ viewport });
-    await page.goto(`${origin}/console/`);
-    return page;
-  };
-  const signIn = async (page: Page, key: string, projectId = project.projectId) => {
-    await page.getByLabel('Project id').fill(projectId);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  };
+  const open = (viewport?: { width: number; height: number }) => browser.open(viewport);
+  const signIn = (page: Page, key: string, projectId = project.projectId) => browser.signIn(page, key, projectId);
 
   it('shows a wrong key the sign-in page with the API\'s own error', async () => {
     const page = await open();

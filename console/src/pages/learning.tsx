@@ -6,6 +6,7 @@ import type { Static } from 'typebox';
 import { call, type Session } from '../api.js';
 import { Chart } from '../chart.js';
 import { Code, Empty, ErrorNote, TableHead } from '../components.js';
+import { CohortSection, DiscoverySection } from './learning-discovery.js';
 
 type Calibration = Static<typeof CalibrationSchema>;
 type EffectivenessRow = Static<typeof EffectivenessRowSchema>;
@@ -19,6 +20,8 @@ export function LearningPage({ session }: { session: Session }) {
       <h1>Learning</h1>
       <CalibrationSection session={session} />
       <EffectivenessSection session={session} />
+      <DiscoverySection session={session} />
+      <CohortSection session={session} />
     </>
   );
 }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import type { Entity } from '../../../src/graph/schemas.js';
 import { call, type Memory, type Session } from '../api.js';
 import { ErrorNote, when } from '../components.js';
 import { href } from '../route.js';
@@ -9,17 +10,27 @@ const MAX_CHAIN = 20;
 export function MemoryPage({ session, id }: { session: Session; id: string }) {
   const [memory, setMemory] = useState<Memory>();
   const [chain, setChain] = useState<Memory[]>([]);
+  const [derived, setDerived] = useState<Memory[]>();
+  const [entities, setEntities] = useState<Entity[]>();
   const [error, setError] = useState<unknown>();
 
   useEffect(() => {
     let live = true;
     setMemory(undefined);
     setChain([]);
+    setDerived(undefined);
+    setEntities(undefined);
     setError(undefined);
     (async () => {
-      const found = await call<Memory>(session, 'GET', `/memory/${encodeURIComponent(id)}`);
+      const [found, builtOn, mentioned] = await Promise.all([
+        call<Memory>(session, 'GET', `/memory/${encodeURIComponent(id)}`),
+        call<Memory[]>(session, 'GET', '/memory', { query: { derivedFrom: id, limit: 100 } }),
+        call<Entity[]>(session, 'GET', '/memory/entities', { query: { memoryId: id, includeRetired: true, limit: 100 } }),
+      ]);
       if (!live) return;
       setMemory(found);
+      setDerived(builtOn);
+      setEntities(mentioned);
       // What superseded it, and what superseded that, to the memory that holds now.
       const later: Memory[] = [];
       for (let next = found.supersededById; next && later.length < MAX_CHAIN; next = later.at(-1)!.supersededById) {
@@ -82,6 +93,32 @@ export function MemoryPage({ session, id }: { session: Session; id: string }) {
               </ul>
             ) : (
               <p>Written directly, not derived from other memories.</p>
+            )}
+            <h3>Built on it</h3>
+            {derived && derived.length > 0 ? (
+              <ul aria-label="Built on it">
+                {derived.map((m) => (
+                  <li key={m.id}>
+                    <a href={href('memories', m.id)}>{m.content}</a> <span className="muted">({m.type}, {m.status})</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p>No live insight, summary or decision cites this memory.</p>
+            )}
+          </section>
+          <section aria-label="Graph entities">
+            <h2>Graph entities</h2>
+            {entities && entities.length > 0 ? (
+              <ul className="entities">
+                {entities.map((entity) => (
+                  <li key={entity.id}>
+                    <a href={href('graph', entity.id)}>{entity.canonicalName}</a> <span className="muted">{entity.type}{entity.validTo ? ', retired' : ''}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p>This memory mentions no graph entity{entities ? '' : ' yet'}.</p>
             )}
           </section>
         </article>

@@ -8,6 +8,7 @@ import { call, type Session } from '../api.js';
 import { Code, Empty, ErrorNote, TableHead, when } from '../components.js';
 import { href } from '../route.js';
 import { AttributesSection } from './subject-attributes.js';
+import { DecisionsSection } from './subject-decisions.js';
 
 type Profile = Static<typeof ProfileSchema>;
 /** The answer, its predictions typed (the schema refers to PredictedEvent by $ref). */
@@ -52,6 +53,7 @@ function SubjectView({ session, subject }: { session: Session; subject: Subject 
       <PatternsSection session={session} subject={subject} />
       <PredictionsSection session={session} subject={subject} />
       <AttributesSection session={session} subject={subject} />
+      <DecisionsSection session={session} subject={subject} />
       <TimelineSection session={session} subject={subject} />
     </>
   );
