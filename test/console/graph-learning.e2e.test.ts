@@ -164,6 +164,29 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.close();
   });
 
+  it('answers every page of an empty project with how to put data in', async () => {
+    const empty = await h.project();
+    const emptyReader = await h.key(empty.projectId, ['READ_MEMORY']);
+    const page = await browser.open();
+    await browser.signIn(page, emptyReader, empty.projectId);
+    for (const [hash, headings] of [
+      ['#/memories', ['No memories yet']],
+      ['#/review', ['Nothing to review']],
+      ['#/subjects/customer/nobody', ['No activity in the last year']],
+      ['#/graph', ['No entities yet']],
+      ['#/events', ['No events since then', 'No alert rules']],
+      ['#/learning', ['No prediction has been scored yet', 'No outcomes yet']],
+    ] as const) {
+      await page.goto(`${browser.origin}/console/${hash}`);
+      for (const name of headings) await page.getByRole('heading', { name }).waitFor();
+      // Each says how, with the call to make.
+      expect(await page.locator('.empty .code').count(), hash).toBeGreaterThan(0);
+      expect(await page.getByRole('alert').count(), hash).toBe(0);
+      await page.screenshot({ path: join(SHOTS, `empty-${hash.split('/')[1]}.png`), fullPage: true });
+    }
+    await page.close();
+  });
+
   it('fits the graph and subject pages on a phone-sized screen', async () => {
     const page = await signedIn({ width: 390, height: 844 });
     for (const [hash, ready] of [
