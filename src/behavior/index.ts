@@ -8,6 +8,7 @@ import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
 import { ProjectModels } from './models.js';
 import { PatternMiner } from './patterns/miner.js';
+import { miningBacklog } from './patterns/store.js';
 import { PatternMetaSchema, PatternRecordSchema } from './patterns/schemas.js';
 import { PredictedEventSchema, TargetPredictionSchema } from './predict/schemas.js';
 import { TargetPredictor } from './predict/target.js';
@@ -67,5 +68,13 @@ export function createBehaviorModule(
       { id: 'behavior.score-predictions', job: 'behavior.score-predictions', payload: {}, everyMs: 300_000 },
     ],
     subjectData: behaviorSubjectData(db),
+    backlog: async (projectId) => {
+      const { pending, oldestPendingAt } = await miningBacklog(db, projectId);
+      const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+      const description =
+        `Subjects with new activity (memories, events, observations) waiting to be mined for patterns: each is mined once quiet for ` +
+        `${seconds(config.miningDebounceMs)}, or after ${seconds(config.miningMaxWaitMs)} at most.`;
+      return [{ name: 'mining', description, pending, done: null, total: null, oldestPendingAt }];
+    },
   };
 }

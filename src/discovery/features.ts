@@ -182,6 +182,27 @@ export class FeatureStore {
   }
 
   /**
+   * Subjects whose features lag their activity: those on the behaviour domain's mining queue
+   * (they had activity since it last mined them; their refresh follows the mining) with no features
+   * yet, or with features computed before their latest activity there. Read off the queue, a table of a domain
+   * below this one, since no other count is cheap: which subjects have activity would scan the
+   * project's history. Refreshes already enqueued (mined, not yet recomputed) are jobs, not counted here.
+   */
+  async backlog(projectId: string): Promise<{ stored: number; missing: number; stale: number; oldestPendingAt: Date | null }> {
+    const { rows } = await this.db.query<{ stored: number; missing: number; stale: number; oldestPendingAt: Date | null }>(
+      `SELECT (SELECT count(*) FROM discovery_features WHERE project_id = $1)::int AS stored,
+              count(*) FILTER (WHERE f.subject_kind IS NULL)::int AS missing,
+              count(*) FILTER (WHERE f.computed_at < q.last_at)::int AS stale,
+              min(q.first_at) FILTER (WHERE f.subject_kind IS NULL OR f.computed_at < q.last_at) AS "oldestPendingAt"
+         FROM behavior_mining_queue q
+         LEFT JOIN discovery_features f ON f.project_id = q.project_id AND f.subject_kind = q.subject_kind AND f.subject_external_id = q.subject_external_id
+        WHERE q.project_id = $1`,
+      [projectId],
+    );
+    return rows[0]!;
+  }
+
+  /**
    * Recomputes the features of these subjects (when none are named: every subject active in the
    * last year or holding features); a subject with no activity left in the year loses its row.
    * Answers how many were written, removed, and changed segment.

@@ -62,5 +62,12 @@ export function createDiscoveryModule(
     // After the nightly mining (04:00 UTC).
     schedules: [{ id: 'discovery.refresh-nightly', job: 'discovery.refresh-nightly', payload: {}, cron: '0 5 * * *' }],
     subjectData: discoverySubjectData(db),
+    backlog: async (projectId) => {
+      const { stored, missing, stale, oldestPendingAt } = await features.backlog(projectId);
+      const description =
+        'Subject features (what discovery and cohorts compare) behind their activity: subjects with activity since they were last mined, ' +
+        'whose features are missing or older than it. They are recomputed after the mining (and nightly for all).';
+      return [{ name: 'features', description, pending: missing + stale, done: stored - stale, total: stored + missing, oldestPendingAt }];
+    },
   };
 }

@@ -10,6 +10,7 @@ import { GraphRecall } from './recall.js';
 import { graphRoutes } from './routes.js';
 import { EdgeSchema, EntitySchema, TraversalEdgeSchema } from './schemas.js';
 import { GraphService } from './service.js';
+import { extractionBacklog } from './store.js';
 import { graphSubjectData } from './subject-data.js';
 
 export type { GraphJobs } from './extraction.js';
@@ -41,5 +42,23 @@ export function createGraphModule(
     schedules: [{ id: 'graph.extract-sweep', job: 'graph.extract-sweep', payload: {}, everyMs: EXTRACT_SWEEP_MS }],
     tools: graphTools(extraction),
     subjectData: graphSubjectData(runtime.db),
+    // Shown once the project opted in to extraction; the same count as the backfill's `remaining`.
+    backlog: async (projectId) => {
+      const backlog = await extractionBacklog(runtime.db, projectId);
+      if (!backlog) return [];
+      const worker = settings.platformExtraction
+        ? `the extraction sweep takes them every ${EXTRACT_SWEEP_MS / 1000} s (or POST /admin/memory/graph/backfill, or an MCP client's model)`
+        : "heuristic extraction is off for this deployment (GRAPH_EXTRACTION_ENABLED=false), so only an MCP client's model takes them";
+      return [
+        {
+          name: 'extraction',
+          description: `Live memories not yet linked into the knowledge graph, or changed since their extraction: ${worker}.`,
+          pending: backlog.pending,
+          done: backlog.total - backlog.pending,
+          total: backlog.total,
+          oldestPendingAt: backlog.oldestPendingAt,
+        },
+      ];
+    },
   };
 }

@@ -463,8 +463,12 @@ export interface PendingMemory {
 
 /** Memories the engine writes itself (mined patterns, estimates, decisions, outcomes, consent) name nothing worth extracting. */
 const NOT_EXTRACTED = `'behavior_pattern', 'estimate', 'decision', 'outcome', 'consent'`;
-const UNEXTRACTED = `m.status IN ('pending', 'confirmed') AND m.type NOT IN (${NOT_EXTRACTED}) AND (x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
-const PENDING = `FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
+/** Live memories extraction covers, and among them those not extracted, or changed since (x: their graph_extractions row). */
+const EXTRACTABLE = `m.status IN ('pending', 'confirmed') AND m.type NOT IN (${NOT_EXTRACTED})`;
+const NOT_CURRENT = `(x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
+const UNEXTRACTED = `${EXTRACTABLE} AND ${NOT_CURRENT}`;
+const WITH_MARKS = `FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id`;
+const PENDING = `${WITH_MARKS}
   WHERE m.project_id = $1 AND ${UNEXTRACTED}`;
 
 /** Live memories not yet extracted, or changed since: oldest first. */
@@ -513,6 +517,22 @@ export async function projectsWithPending(db: Queryable): Promise<string[]> {
       ORDER BY s.project_id`,
   );
   return rows.map((r) => r.project_id);
+}
+
+/**
+ * The extraction backlog of a project that opted in (undefined for one that did not): the live
+ * memories extraction covers, those pending as the backfill counts its `remaining`, and the last
+ * change of the oldest pending one.
+ */
+export async function extractionBacklog(db: Queryable, projectId: string): Promise<{ total: number; pending: number; oldestPendingAt: Date | null } | undefined> {
+  if (!(await extractionEnabled(db, projectId))) return undefined;
+  const { rows } = await db.query<{ total: string; pending: string; oldest: Date | null }>(
+    `SELECT count(*) AS total, count(*) FILTER (WHERE ${NOT_CURRENT}) AS pending, min(m.updated_at) FILTER (WHERE ${NOT_CURRENT}) AS oldest
+       ${WITH_MARKS} WHERE m.project_id = $1 AND ${EXTRACTABLE}`,
+    [projectId],
+  );
+  const r = rows[0]!;
+  return { total: Number(r.total), pending: Number(r.pending), oldestPendingAt: r.oldest };
 }
 
 export async function stats(db: Queryable, projectId: string) {

@@ -519,6 +519,19 @@ export async function countEmbedded(db: Queryable, projectId: string): Promise<{
   return result.rows[0]!;
 }
 
+/**
+ * The embedding backlog: the project's memories of any status (the drain embeds them all), those
+ * with a vector, and the oldest without one by its last change (a changed content drops the vector).
+ */
+export async function embeddingBacklog(db: Queryable, projectId: string): Promise<{ total: number; embedded: number; oldestPendingAt: Date | null }> {
+  const result = await db.query<{ total: number; embedded: number; oldestPendingAt: Date | null }>(
+    `SELECT count(*)::int AS total, count(embedding)::int AS embedded, min(updated_at) FILTER (WHERE embedding IS NULL) AS "oldestPendingAt"
+       FROM memories WHERE project_id = $1`,
+    [projectId],
+  );
+  return result.rows[0]!;
+}
+
 export async function readEmbedding(db: Queryable, projectId: string, id: string): Promise<number[] | null> {
   const result = await db.query<{ embedding: string | null }>(
     `SELECT embedding::text AS embedding FROM memories WHERE project_id = $1 AND id = $2`,

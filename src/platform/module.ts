@@ -88,6 +88,25 @@ export interface SubjectDataHook {
   erase(tx: Queryable, scope: SubjectScope): Promise<ErasedRows>;
 }
 
+/**
+ * Work a module has accepted for a project and not yet done (memories waiting for their embedding,
+ * subjects waiting to be mined), for the console's Project page. Counted from the database, so it
+ * holds across restarts and whichever process does the work; the queue's own jobs are listed apart.
+ */
+export interface Backlog {
+  /** Unique within the module, e.g. `embeddings`. */
+  name: string;
+  /** What waits, and what works it off, for a reader of the console. */
+  description: string;
+  /** Units waiting (memories, subjects, observations: the description says which). */
+  pending: number;
+  /** Units done and units in all, when the pending ones are a share of a whole; else null. */
+  done: number | null;
+  total: number | null;
+  /** When the longest-waiting unit began to wait; null when none waits or it is not known. */
+  oldestPendingAt: Date | null;
+}
+
 export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
   /** The domain's folder name, and the prefix of its job names. */
   readonly name: string;
@@ -104,6 +123,12 @@ export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
   readonly onStart?: () => Promise<void>;
   readonly tools?: readonly ToolDefinition[];
   readonly subjectData?: SubjectDataHook;
+  /**
+   * The project's backlogs in this module, cheap enough to read on every view of the console's
+   * Project page (counts over indexed rows, no scan of the project's history). A module composed
+   * after it gathers them (the project overview).
+   */
+  readonly backlog?: (projectId: string) => Promise<readonly Backlog[]>;
 }
 
 /** A module with its job types erased, as the assembly holds it. */

@@ -8,6 +8,7 @@ import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
 import { typedRoutes } from './routes.js';
 import { TypedService, typedJobs, type TypedJobs } from './service.js';
+import { queuedBacklog } from './store/ingest-batches.js';
 import { typedSubjectData } from './subject-data.js';
 
 export type { TypedJobs } from './service.js';
@@ -29,5 +30,10 @@ export function createTypedModule(
     // Batches queued before a restart are ingested now rather than at the first sweep.
     onStart: async () => void (await typed.sweepQueued(0)),
     subjectData: typedSubjectData(runtime.db),
+    backlog: async (projectId) => {
+      const { batches, rows, oldestPendingAt } = await queuedBacklog(runtime.db, projectId);
+      const description = `Observations accepted by POST /memory-typed/observations/enqueue (${batches} batch${batches === 1 ? '' : 'es'}) waiting for the typed.ingest job to validate and store them.`;
+      return [{ name: 'ingest', description, pending: rows, done: null, total: null, oldestPendingAt }];
+    },
   };
 }

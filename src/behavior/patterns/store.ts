@@ -151,6 +151,15 @@ export async function claimDueSubjects(db: Queryable, quietBefore: Date, waiting
   return byProject;
 }
 
+/** The project's subjects waiting on the mining queue, and when the longest-waiting one joined it. */
+export async function miningBacklog(db: Queryable, projectId: string): Promise<{ pending: number; oldestPendingAt: Date | null }> {
+  const { rows } = await db.query<{ pending: number; oldestPendingAt: Date | null }>(
+    `SELECT count(*)::int AS pending, min(first_at) AS "oldestPendingAt" FROM behavior_mining_queue WHERE project_id = $1`,
+    [projectId],
+  );
+  return rows[0]!;
+}
+
 /** Puts subjects back on the queue (their mining failed), due at once. */
 export async function requeueSubjects(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<void> {
   await db.query(

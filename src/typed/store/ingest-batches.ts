@@ -32,3 +32,13 @@ export async function pendingIngestBatches(db: Queryable, olderThanMs: number): 
   );
   return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
 }
+
+/** The project's queued batches: how many, the rows they hold, and when the oldest was accepted. */
+export async function queuedBacklog(db: Queryable, projectId: string): Promise<{ batches: number; rows: number; oldestPendingAt: Date | null }> {
+  const { rows } = await db.query<{ batches: number; rows: number; oldestPendingAt: Date | null }>(
+    `SELECT count(*)::int AS batches, COALESCE(sum(row_count), 0)::int AS rows, min(created_at) AS "oldestPendingAt"
+       FROM typed_ingest_batches WHERE project_id = $1`,
+    [projectId],
+  );
+  return rows[0]!;
+}
