@@ -11,7 +11,7 @@ import { alertsSubjectData } from './subject-data.js';
 
 export type { AlertJobs, DeliverPayload } from './service.js';
 
-export type AlertsApi = Pick<AlertService, 'create' | 'list' | 'get' | 'patch' | 'delete' | 'fires' | 'deliver' | 'sweepDeliveries'>;
+export type AlertsApi = Pick<AlertService, 'create' | 'list' | 'get' | 'patch' | 'delete' | 'fires' | 'countActive' | 'deliver' | 'sweepDeliveries'>;
 
 export function createAlertsModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'queue'>,
@@ -38,7 +38,7 @@ export function createAlertsModule(
   });
   return {
     name: 'alerts',
-    api: bindMethods(alerts, ['create', 'list', 'get', 'patch', 'delete', 'fires', 'deliver', 'sweepDeliveries']),
+    api: bindMethods(alerts, ['create', 'list', 'get', 'patch', 'delete', 'fires', 'countActive', 'deliver', 'sweepDeliveries']),
     routes: async (app) => app.register(alertRoutes, { alerts }),
     jobs: alertJobs(alerts),
     // Webhook and write-back deliveries whose job was lost are enqueued again.

@@ -123,6 +123,11 @@ export class AlertService {
     if (!(await store.deleteRule(this.db, projectId, id))) throw new NotFoundError(`alert rule ${id} not found`);
   }
 
+  /** The enabled rules, which the plan's active-triggers ceiling counts (the count create and patch check). */
+  countActive(projectId: string): Promise<number> {
+    return store.countEnabled(this.db, projectId);
+  }
+
   async fires(projectId: string, id: string): Promise<Fire[]> {
     await this.get(projectId, id);
     return store.listFires(this.db, projectId, id, FIRES_LISTED);

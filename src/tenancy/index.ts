@@ -14,8 +14,8 @@ import { TenancyService } from './service.js';
 
 export type { AuditCall, AuditDetail, AuditEntry, AuditListener, AuditOutcome, AuditRecord, AuditResult, AuditTicket } from './audit.js';
 export type { BootstrapResult } from './bootstrap.js';
-export type { CreatedKey, Principal } from './service.js';
-export type { Entitlements, Feature, Meter, Plan } from './plans.js';
+export type { CreatedKey, MeterUsage, PlanUsage, Principal } from './service.js';
+export type { Ceiling, Entitlements, Feature, Meter, Plan } from './plans.js';
 export type { ApiKeyRow, ProjectRow } from './store.js';
 
 const SERVICE_METHODS = [
@@ -36,6 +36,7 @@ const SERVICE_METHODS = [
   'refund',
   'metered',
   'usage',
+  'planUsage',
   'entitled',
 ] as const;
 

@@ -15,7 +15,7 @@ import { newId } from '../platform/ids.js';
 import type { Permission } from '../platform/access.js';
 import { isProjectId } from '../platform/project-id.js';
 import { fromKey, generateKey, hashKey } from './keys.js';
-import { entitlementsFor, isPlan, upgradeFor, type Entitlements, type Feature, type Meter, type Plan } from './plans.js';
+import { entitlementsFor, isPlan, METERS, upgradeFor, type Entitlements, type Feature, type Meter, type Plan } from './plans.js';
 import * as store from './store.js';
 
 /** Who is calling: resolved from the API key on every request. */
@@ -37,13 +37,34 @@ export interface CreatedKey {
   permissions: Permission[];
 }
 
+/** One meter's use this month against the plan's quota. */
+export interface MeterUsage {
+  meter: Meter;
+  used: number;
+  /** Infinity: unlimited. */
+  limit: number;
+  /** The month metered: its first instant, and the next month's, when the meter starts again from 0 (UTC). */
+  period: Date;
+  resetsAt: Date;
+}
+
+/** A project as its plan sees it: entitlements (quotas of Infinity are unlimited) and this month's meters. */
+export interface PlanUsage {
+  project: { id: string; name: string; plan: Plan };
+  entitlements: Entitlements;
+  meters: MeterUsage[];
+}
+
 function monthStart(now: Date): string {
   return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}-01`;
 }
 
+function nextMonthStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+}
+
 function secondsToNextMonth(now: Date): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+  return Math.max(1, Math.ceil((nextMonthStart(now).getTime() - now.getTime()) / 1000));
 }
 
 export class TenancyService {
@@ -216,5 +237,22 @@ export class TenancyService {
 
   usage(projectId: string, meter: Meter, now = new Date()): Promise<number> {
     return store.meterUsage(this.db, projectId, meter, monthStart(now));
+  }
+
+  /** The project, its entitlements, and this month's use of every meter against its quota. */
+  async planUsage(projectId: string, now = new Date()): Promise<PlanUsage> {
+    const project = await store.findProject(this.db, projectId);
+    if (!project) throw new NotFoundError(`project ${projectId} not found`);
+    const entitlements = entitlementsFor(project.plan, project.entitlementOverrides);
+    const period = monthStart(now);
+    const used = await store.meterUsages(this.db, projectId, period);
+    const meters = METERS.map((meter) => ({
+      meter,
+      used: used.get(meter) ?? 0,
+      limit: entitlements[meter],
+      period: new Date(`${period}T00:00:00Z`),
+      resetsAt: nextMonthStart(now),
+    }));
+    return { project: { id: project.id, name: project.name, plan: project.plan }, entitlements, meters };
   }
 }

@@ -137,3 +137,12 @@ export async function meterUsage(db: Queryable, projectId: string, meter: string
   );
   return result.rows[0]?.used ?? 0;
 }
+
+/** Every meter of the project used in the period, by name (a meter not used has no row). */
+export async function meterUsages(db: Queryable, projectId: string, periodStart: string): Promise<Map<string, number>> {
+  const result = await db.query<{ meter: string; used: number }>(
+    'SELECT meter, used FROM meters WHERE project_id = $1 AND period_start = $2::date',
+    [projectId, periodStart],
+  );
+  return new Map(result.rows.map((r) => [r.meter, Number(r.used)]));
+}
