@@ -18,6 +18,7 @@ import type { Db } from './platform/db.js';
 import { createMaintenanceModule } from './platform/maintenance.js';
 import { Composition, jobRunner, type AnyModule } from './platform/module.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from './platform/runtime.js';
+import { createProjectModule } from './project/index.js';
 import { createTenancyAdmin, createTenancyModule } from './tenancy/index.js';
 import { createTypedModule } from './typed/index.js';
 
@@ -37,8 +38,10 @@ function compose(runtime: Runtime) {
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
     .with('graph', ({ memory }) => createGraphModule(runtime, { memory }))
     .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }))
-    // Last: its export and hard delete reach every module above through their subject hooks.
-    .with('compliance', ({ tenancy, memory }, { modules }) => createComplianceModule(runtime, { tenancy, memory }, modules));
+    // After every module with subject data: its export and hard delete reach them through their subject hooks.
+    .with('compliance', ({ tenancy, memory }, { modules }) => createComplianceModule(runtime, { tenancy, memory }, modules))
+    // After every module whose backlog it shows (the console's Project page).
+    .with('project', ({ tenancy, alerts }, { modules }) => createProjectModule(runtime, { tenancy, alerts }, modules));
 }
 
 /** Every domain's api, by domain name. */

@@ -1,6 +1,6 @@
 // The compliance domain's face: data-subject rights (export, hard delete) over every module's
-// subject hook, and the audit log of calls that touch a subject's data. Composed last: it reaches
-// the rows of every module before it.
+// subject hook, and the audit log of calls that touch a subject's data. Composed after every module
+// with subject data: it reaches the rows of every module before it.
 import type { MemoryApi } from '../memory/index.js';
 import { bindMethods, type AnyModule, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
