@@ -128,6 +128,7 @@ describe("another project's ids on a project's own routes", () => {
       'POST /admin/memory/edges sourceMemoryId': { body: { subjectId: aEntity.id, predicate: 'knows', objectLiteral: 'x', sourceMemoryId: bMemory.id } },
       'POST /admin/memory/entities/{entityId}/merge intoEntityId': { path: `/admin/memory/entities/${aEntity.id}/merge`, body: { intoEntityId: bEntity.id } },
       'POST /admin/memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
+      'POST /memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
       'POST /admin/memory/prefetch-related seedMemoryIds': { body: { seedMemoryIds: [bMemory.id] } },
     };
 

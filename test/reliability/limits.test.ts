@@ -154,6 +154,7 @@ describe('batch and list maxima', () => {
       accepted: 201,
     },
     'POST /admin/memory/graph/traverse predicates': { field: 'predicates', body: (n) => ({ entityId: graphEntityId, predicates: Array.from({ length: n }, (_, i) => `p${i}`) }), accepted: 200 },
+    'POST /memory/graph/traverse predicates': { field: 'predicates', body: (n) => ({ entityId: graphEntityId, predicates: Array.from({ length: n }, (_, i) => `p${i}`) }), accepted: 200 },
     // One seed named many times: the maximum is of the array as sent.
     'POST /admin/memory/prefetch-related seedMemoryIds': { field: 'seedMemoryIds', body: (n) => ({ seedMemoryIds: Array.from({ length: n }, () => evidenceId) }), accepted: 200 },
     'POST /lattice/decisions informedBy': {
@@ -257,6 +258,7 @@ describe('batch and list maxima', () => {
       'GET /lattice/predictions/upcoming': (body) => body.predictions,
       'GET /lattice/outcomes': (body) => body.outcomes,
       'GET /admin/memory/entities': (body) => body,
+      'GET /memory/entities': (body) => body,
       'GET /admin/memory/graph/edges': (body) => body,
       'GET /memory-compliance/audit': (body) => body,
     };
