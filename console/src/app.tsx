@@ -5,6 +5,7 @@ import { GraphPage } from './pages/graph.js';
 import { LearningPage } from './pages/learning.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
+import { ProjectPage } from './pages/project.js';
 import { ReviewPage } from './pages/review.js';
 import { SignInPage } from './pages/sign-in.js';
 import { SubjectPage } from './pages/subject.js';
@@ -17,6 +18,7 @@ const PAGES = [
   { path: 'graph', title: 'Graph' },
   { path: 'events', title: 'Events and alerts' },
   { path: 'learning', title: 'Learning' },
+  { path: 'project', title: 'Project' },
 ] as const;
 
 export function App() {
@@ -65,6 +67,8 @@ export function App() {
           <GraphPage session={session} entityId={id} />
         ) : page === 'events' ? (
           <EventsPage session={session} />
+        ) : page === 'project' ? (
+          <ProjectPage session={session} />
         ) : page === 'learning' ? (
           <LearningPage session={session} />
         ) : page === 'memories' && id ? (

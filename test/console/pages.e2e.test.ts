@@ -1,6 +1,7 @@
 // The console end to end, continued: the graph page (search, a neighbourhood drawn, as-of, retired
-// edges), a memory's provenance and graph entities, a subject's decisions and outcomes, and the
-// learning page's discovered behaviors and cohorts, each with a READ_MEMORY key.
+// edges), a memory's provenance and graph entities, a subject's decisions and outcomes, the
+// learning page's discovered behaviors and cohorts, the project page, each with a READ_MEMORY key;
+// every page of an empty project; the pages on a phone-sized screen.
 import type { Page } from 'playwright-core';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,6 +165,33 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.close();
   });
 
+  it("shows the project's usage against its plan, its entitlements, and its work and jobs in flight", async () => {
+    // A job that starts later, so that it is in flight while the page is read.
+    await h.lattice.runtime.queue.enqueue('memory.consolidate', { projectId: project.projectId }, { delayMs: 3_600_000 });
+    // The seeded memories embedded, so that the figures hold still while the page is read.
+    const read = async () => (await h.call('GET', project.projectId, '/project', { apiKey: readKey })).json();
+    await expect.poll(async () => (await read()).work.find((w: { name: string }) => w.name === 'embeddings').pending, { timeout: 30_000 }).toBe(0);
+    const expected = await read();
+    const page = await signedIn();
+    await page.getByRole('link', { name: 'Project' }).click();
+    await page.getByRole('heading', { name: `Project ${expected.project.name}` }).waitFor();
+    expect(await page.getByText(`plan ${expected.project.plan}`).isVisible()).toBe(true);
+    const usage = page.getByRole('region', { name: 'Usage' });
+    for (const m of expected.usage.meters) {
+      const row = usage.getByRole('listitem').filter({ hasText: m.meter });
+      expect(await row.innerText(), m.meter).toContain(m.limit === null ? `${m.used.toLocaleString('en-US')} used` : `${m.used.toLocaleString('en-US')} of ${m.limit.toLocaleString('en-US')}`);
+    }
+    const features = page.getByRole('region', { name: 'Entitlements' }).getByRole('listitem');
+    expect(await features.count()).toBe(Object.keys(expected.entitlements.features).length);
+    const backlogs = page.getByRole('table', { name: 'Backlogs' });
+    const embeddings = expected.work.find((w: { module: string; name: string }) => w.module === 'memory' && w.name === 'embeddings');
+    expect(await backlogs.getByRole('row').filter({ hasText: 'memory embeddings' }).innerText()).toContain(`${embeddings.done} / ${embeddings.total}`);
+    const jobs = page.getByRole('table', { name: 'Jobs' });
+    expect(await jobs.getByRole('row').filter({ hasText: 'memory.consolidate' }).innerText()).toMatch(/memory\.consolidate\s+delayed\s+1/);
+    await page.screenshot({ path: join(SHOTS, 'project.png'), fullPage: true });
+    await page.close();
+  });
+
   it('answers every page of an empty project with how to put data in', async () => {
     const empty = await h.project();
     const emptyReader = await h.key(empty.projectId, ['READ_MEMORY']);
@@ -187,18 +215,23 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.close();
   });
 
-  it('fits the graph and subject pages on a phone-sized screen', async () => {
+  it('fits every page on a phone-sized screen', async () => {
     const page = await signedIn({ width: 390, height: 844 });
     for (const [hash, ready] of [
-      [`#/graph/${ana}`, 'Edges'],
-      ['#/subjects/customer/c-dec', 'Decisions'],
+      ['#/memories', () => page.getByRole('table').first()],
+      [`#/graph/${ana}`, () => page.getByRole('table', { name: 'Edges' })],
+      ['#/subjects/customer/c-dec', () => page.getByRole('region', { name: 'Decisions and outcomes' }).getByText(/No decision|retention/).first()],
+      ['#/review', () => page.getByRole('heading', { name: 'Nothing to review' })],
+      ['#/events', () => page.getByRole('heading', { name: 'No alert rules' })],
+      ['#/learning', () => page.getByRole('heading', { name: 'No prediction has been scored yet' })],
+      ['#/project', () => page.getByRole('table', { name: 'Backlogs' })],
     ] as const) {
       await page.goto(`${browser.origin}/console/${hash}`);
-      await page.getByRole('table', { name: ready }).waitFor();
+      await ready().waitFor();
       // Nothing wider than the screen but the tables, which scroll in their own boxes.
       expect(await page.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(390);
+      await page.screenshot({ path: join(SHOTS, `phone-${hash.split('/')[1]}.png`), fullPage: true });
     }
-    await page.screenshot({ path: join(SHOTS, 'subject-phone.png'), fullPage: true });
     await page.close();
   });
 });
