@@ -1,6 +1,25 @@
 import type { ReactNode } from 'react';
 import { ApiError } from './api.js';
 
+/** A subject as the API names one. */
+export type Subject = { kind: string; externalId: string };
+
+/** The two fields that name a subject, inside a form of the caller's. */
+export function SubjectFields({ value, onChange }: { value: Subject; onChange: (next: Subject) => void }) {
+  return (
+    <>
+      <label>
+        Kind
+        <input value={value.kind} onChange={(e) => onChange({ ...value, kind: e.target.value })} required />
+      </label>
+      <label>
+        External id
+        <input value={value.externalId} onChange={(e) => onChange({ ...value, externalId: e.target.value })} required />
+      </label>
+    </>
+  );
+}
+
 /** A failed call, in the API's own words. */
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;

@@ -36,36 +36,45 @@ function EventLog({ session }: { session: Session }) {
   const [tail, setTail] = useState(false);
   const [error, setError] = useState<unknown>();
   const last = useRef<string | undefined>(undefined);
+  /** Moves on at each new start or filter: a read begun before answers nothing. */
+  const generation = useRef(0);
   const filters = { eventTypes: eventTypes.trim(), subjectKind: subjectKind.trim(), subjectExternalId: subjectExternalId.trim() };
   const key = JSON.stringify([from, filters]);
 
+  /** The page after `since`, or undefined when the start or filters changed meanwhile. */
   const fetchAfter = async (since: string | undefined) => {
+    const asked = generation.current;
     const page = await call<LoggedEvent[]>(session, 'GET', '/memory-events', { query: { since, limit: PAGE, ...filters } });
-    if (page.length > 0) last.current = page.at(-1)!.occurredAt;
+    if (asked !== generation.current) return undefined;
+    const newest = page.at(-1)?.occurredAt;
+    if (newest && (!last.current || newest > last.current)) last.current = newest;
     return page;
   };
+  /** The live tail and "load later" may read the same page at once: each event is shown once. */
+  const append = (page: LoggedEvent[] | undefined) =>
+    page &&
+    page.length > 0 &&
+    setEvents((current) => {
+      const shown = new Set(current.map((e) => e.id));
+      return [...current, ...page.filter((e) => !shown.has(e.id))];
+    });
 
   // A new start or new filters: read the first page again.
   useEffect(() => {
-    let live = true;
+    generation.current += 1;
+    const asked = generation.current;
     last.current = undefined;
     setError(undefined);
     fetchAfter(from ? new Date(from).toISOString() : undefined).then(
-      (page) => live && (setEvents(page), setMore(page.length === PAGE)),
-      (failure) => live && (setEvents([]), setError(failure)),
+      (page) => page && (setEvents(page), setMore(page.length === PAGE)),
+      (failure) => asked === generation.current && (setEvents([]), setError(failure)),
     );
-    return () => {
-      live = false;
-    };
   }, [session, key]);
 
   useEffect(() => {
     if (!tail) return;
     const timer = setInterval(() => {
-      fetchAfter(last.current ?? (from ? new Date(from).toISOString() : undefined)).then(
-        (page) => page.length > 0 && setEvents((current) => [...current, ...page]),
-        (failure) => setError(failure),
-      );
+      fetchAfter(last.current ?? (from ? new Date(from).toISOString() : undefined)).then(append, (failure) => setError(failure));
     }, TAIL_EVERY_MS);
     return () => clearInterval(timer);
   }, [tail, session, key]);
@@ -73,8 +82,8 @@ function EventLog({ session }: { session: Session }) {
   const loadMore = async () => {
     try {
       const page = await fetchAfter(last.current);
-      setEvents((current) => [...current, ...page]);
-      setMore(page.length === PAGE);
+      append(page);
+      if (page) setMore(page.length === PAGE);
     } catch (failure) {
       setError(failure);
     }

@@ -2,12 +2,11 @@ import { useState, type FormEvent } from 'react';
 import type { Static } from 'typebox';
 import type { Behavior, CohortMember, CohortResponseSchema, DiscoverResponse } from '../../../src/discovery/schemas.js';
 import { call, type Session } from '../api.js';
-import { ErrorNote, TableHead } from '../components.js';
+import { ErrorNote, type Subject, SubjectFields, TableHead } from '../components.js';
 import { href } from '../route.js';
 
 /** The answer, its members typed (the schema refers to CohortMember by $ref). */
 type Cohort = Omit<Static<typeof CohortResponseSchema>, 'members'> & { members: CohortMember[] };
-type Subject = { kind: string; externalId: string };
 /** The answer, its behaviors typed (the schema refers to Behavior by $ref). */
 type Discovered = Omit<DiscoverResponse, 'behaviors'> & { behaviors: Behavior[] };
 
@@ -95,14 +94,7 @@ export function CohortSection({ session }: { session: Session }) {
     <section aria-label="Cohort">
       <h2>Cohort</h2>
       <form className="filters" aria-label="Find a cohort" onSubmit={find}>
-        <label>
-          Kind
-          <input value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value })} required />
-        </label>
-        <label>
-          External id
-          <input value={draft.externalId} onChange={(e) => setDraft({ ...draft, externalId: e.target.value })} required />
-        </label>
+        <SubjectFields value={draft} onChange={setDraft} />
         <button type="submit">Find similar subjects</button>
       </form>
       <ErrorNote error={error} />

@@ -4,10 +4,9 @@ import type { Accumulator, ObservationSchema } from '../../../src/typed/schemas.
 import type { Static } from 'typebox';
 import { call, type Session } from '../api.js';
 import { Chart } from '../chart.js';
-import { ErrorNote } from '../components.js';
+import { ErrorNote, type Subject } from '../components.js';
 
 type Observation = Static<typeof ObservationSchema>;
-type Subject = { kind: string; externalId: string };
 
 /** Observations read for the charts: the newest this many, across the subject's attributes. */
 const OBSERVATIONS = 1000;

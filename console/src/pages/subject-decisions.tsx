@@ -1,10 +1,9 @@
 import { useEffect, useState } from 'react';
 import type { OutcomeRow } from '../../../src/learning/schemas.js';
 import { call, type Memory, type Session } from '../api.js';
-import { Code, ErrorNote, TableHead, when } from '../components.js';
+import { Code, ErrorNote, type Subject, TableHead, when } from '../components.js';
 import { href } from '../route.js';
 
-type Subject = { kind: string; externalId: string };
 
 /** Decisions and outcomes read for a subject: the newest this many of each. */
 const READ_LIMIT = 200;

@@ -5,7 +5,7 @@ import type { PredictedEvent, ProjectResponseSchema } from '../../../src/behavio
 import type { ProfileSchema } from '../../../src/behavior/profile/schemas.js';
 import type { LoggedEvent } from '../../../src/events/schemas.js';
 import { call, type Session } from '../api.js';
-import { Code, Empty, ErrorNote, TableHead, when } from '../components.js';
+import { Code, Empty, ErrorNote, type Subject, SubjectFields, TableHead, when } from '../components.js';
 import { href } from '../route.js';
 import { AttributesSection } from './subject-attributes.js';
 import { DecisionsSection } from './subject-decisions.js';
@@ -13,7 +13,6 @@ import { DecisionsSection } from './subject-decisions.js';
 type Profile = Static<typeof ProfileSchema>;
 /** The answer, its predictions typed (the schema refers to PredictedEvent by $ref). */
 type Projection = Omit<Static<typeof ProjectResponseSchema>, 'predictions'> & { predictions: PredictedEvent[] };
-type Subject = { kind: string; externalId: string };
 
 const HORIZON_DAYS = 30;
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
@@ -31,14 +30,7 @@ export function SubjectPage({ session, kind, externalId }: { session: Session; k
     <>
       <h1>{subject ? `Subject ${subject.kind}:${subject.externalId}` : 'Subject'}</h1>
       <form className="filters" aria-label="Open a subject" onSubmit={open}>
-        <label>
-          Kind
-          <input value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value })} required />
-        </label>
-        <label>
-          External id
-          <input value={draft.externalId} onChange={(e) => setDraft({ ...draft, externalId: e.target.value })} required />
-        </label>
+        <SubjectFields value={draft} onChange={setDraft} />
         <button type="submit">Open</button>
       </form>
       {subject && <SubjectView key={`${subject.kind}:${subject.externalId}`} session={session} subject={subject} />}
