@@ -86,7 +86,7 @@ export function MemoriesPage({ session }: { session: Session }) {
         <>
           <div className="table-wrap">
             <table>
-              <TableHead columns={['Content', 'Type', 'Subject', 'Status', 'Scope', 'Importance', 'Valid from', 'Valid to']} />
+              <TableHead columns={['Content', 'Type (kind)', 'Subject', 'Status', 'Scope', 'Importance', 'Valid from', 'Valid to']} />
               <tbody>
                 {rows.map((m) => (
                   <tr key={m.id}>
