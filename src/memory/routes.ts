@@ -73,20 +73,25 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
       memory.list(request.principal.projectId, { scope: 'platform', status: request.query.status, limit: request.query.limit, offset: request.query.offset }),
   );
 
-  app.get(
-    '/admin/memory/review',
-    {
-      config: { ...WRITE, audit: 'read.review' },
-      schema: {
-        tags,
-        summary: 'The review queue: pending and flagged memories',
-        description: 'Each item carries `reviewReason`: pending, flagged, low_confidence or stale.',
-        querystring: PageQuerySchema,
-        response: { 200: MemoryList },
+  for (const [url, config, summary] of [
+    ['/admin/memory/review', WRITE, 'The review queue: pending and flagged memories'],
+    ['/memory/review', READ, 'The review queue: pending and flagged memories (READ_MEMORY; the same as GET /admin/memory/review)'],
+  ] as const) {
+    app.get(
+      url,
+      {
+        config: { ...config, audit: 'read.review' },
+        schema: {
+          tags,
+          summary,
+          description: 'Each item carries `reviewReason`: pending, flagged, low_confidence or stale. Confirming, rejecting and promoting need WRITE_MEMORY (/admin/memory/{memoryId}/...).',
+          querystring: PageQuerySchema,
+          response: { 200: MemoryList },
+        },
       },
-    },
-    async (request) => memory.review(request.principal.projectId, request.query.limit, request.query.offset),
-  );
+      async (request) => memory.review(request.principal.projectId, request.query.limit, request.query.offset),
+    );
+  }
 
   app.get(
     '/admin/memory/stats',

@@ -40,6 +40,17 @@ describe('the read surface of memories', () => {
     expect((await h.call('GET', a.projectId, '/memory?derivedFrom=', { apiKey: reader })).statusCode).toBe(400);
   });
 
+  it('answers the review queue with a READ_MEMORY key, as the admin queue does', async () => {
+    const pending = (await h.call('POST', a.projectId, '/admin/memory', { body: { content: 'Maybe allergic to nuts', status: 'pending' } })).json();
+    const read = await h.call('GET', a.projectId, '/memory/review', { apiKey: reader });
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json()).toEqual((await h.call('GET', a.projectId, '/admin/memory/review')).json());
+    expect(read.json().map((m: { id: string; reviewReason: string }) => [m.id, m.reviewReason])).toEqual([[pending.id, 'pending']]);
+    expect((await h.call('GET', b.projectId, '/memory/review')).json()).toEqual([]);
+    expect((await h.call('GET', a.projectId, '/memory/review?limit=501', { apiKey: reader })).statusCode).toBe(400);
+    expect((await h.call('GET', a.projectId, '/memory/review', { apiKey: await h.key(a.projectId, ['WRITE_MEMORY']) })).statusCode).toBe(403);
+  });
+
   it('fetches one memory with a READ_MEMORY key', async () => {
     const res = await h.call('GET', a.projectId, `/memory/${saved.id}`, { apiKey: reader });
     expect(res.statusCode).toBe(200);

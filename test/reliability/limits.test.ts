@@ -250,6 +250,7 @@ describe('batch and list maxima', () => {
       'GET /memory': (body) => body,
       'GET /admin/memory/platform': (body) => body,
       'GET /admin/memory/review': (body) => body,
+      'GET /memory/review': (body) => body,
       'GET /admin/memory/insights': (body) => body.subjects,
       'GET /memory-events': (body) => body,
       'GET /memory-typed/attributes': (body) => body,

@@ -7,9 +7,8 @@ import { href } from '../route.js';
 const PAGE_SIZE = 50;
 
 /**
- * The review queue. With WRITE_MEMORY: GET /admin/memory/review (pending and flagged, each with its
- * reason) and the moves (confirm, reject, promote). A READ_MEMORY key may not read that route, so it
- * sees the pending memories (GET /memory?status=pending) and no buttons.
+ * The review queue (GET /memory/review: pending and flagged, each with its reason) and, with
+ * WRITE_MEMORY, the moves (confirm, reject, promote). A READ_MEMORY key sees the queue and no buttons.
  */
 export function ReviewPage({ session }: { session: Session }) {
   const [items, setItems] = useState<Memory[]>();
@@ -19,11 +18,7 @@ export function ReviewPage({ session }: { session: Session }) {
   const load = useCallback(async () => {
     setError(undefined);
     try {
-      setItems(
-        session.canWrite
-          ? await call<Memory[]>(session, 'GET', '/admin/memory/review', { query: { limit: PAGE_SIZE } })
-          : await call<Memory[]>(session, 'GET', '/memory', { query: { status: 'pending', limit: PAGE_SIZE } }),
-      );
+      setItems(await call<Memory[]>(session, 'GET', '/memory/review', { query: { limit: PAGE_SIZE } }));
     } catch (failure) {
       setError(failure);
     }
@@ -44,7 +39,7 @@ export function ReviewPage({ session }: { session: Session }) {
   return (
     <>
       <h1>Review queue</h1>
-      {!session.canWrite && <p className="hint">This key may only read: it sees the pending memories, without the flagged ones and without the buttons to confirm, reject or promote.</p>}
+      {!session.canWrite && <p className="hint">This key may only read: it sees the queue, without the buttons to confirm, reject or promote.</p>}
       {done && (
         <p className="done" role="status">
           {done}
