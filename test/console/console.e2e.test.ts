@@ -207,13 +207,17 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
     await page.close();
   });
 
-  it('shows a READ_MEMORY key the pending memories with no button to change them', async () => {
+  it('shows a READ_MEMORY key the whole review queue with no button to change it', async () => {
     const pending = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Could be vegetarian', status: 'pending' } });
     expect(pending.statusCode, pending.body).toBe(201);
+    // A confirmed memory that consolidation's decay flagged stale, as the nightly job leaves it.
+    const stale = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'Used to fly economy', type: 'fact' } });
+    await h.db.query(`UPDATE memories SET review_reason = 'stale' WHERE project_id = $1 AND id = $2`, [project.projectId, stale.json().id]);
     const page = await open();
     await signIn(page, readKey);
     await page.getByRole('link', { name: 'Review queue' }).click();
     await page.getByRole('listitem').filter({ hasText: 'Could be vegetarian' }).waitFor();
+    expect(await page.getByRole('listitem').filter({ hasText: 'Used to fly economy' }).getByText(/reason: stale/).isVisible()).toBe(true);
     expect(await page.getByText(/This key may only read/).isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: /Confirm|Reject|Promote/ }).count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'review-read-only.png'), fullPage: true });
