@@ -1,7 +1,6 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { loadSession, saveSession, type Session } from './api.js';
 import { EventsPage } from './pages/events.js';
-import { GraphPage } from './pages/graph.js';
 import { LearningPage } from './pages/learning.js';
 import { MemoriesPage } from './pages/memories.js';
 import { MemoryPage } from './pages/memory.js';
@@ -10,6 +9,9 @@ import { ReviewPage } from './pages/review.js';
 import { SignInPage } from './pages/sign-in.js';
 import { SubjectPage } from './pages/subject.js';
 import { href, useHashRoute } from './route.js';
+
+// The graph page carries Cytoscape (most of the bundle's weight): it loads when first opened.
+const GraphPage = lazy(() => import('./pages/graph.js').then((page) => ({ default: page.GraphPage })));
 
 const PAGES = [
   { path: 'memories', title: 'Memories' },
@@ -64,7 +66,9 @@ export function App() {
         ) : page === 'subjects' ? (
           <SubjectPage session={session} kind={id} externalId={more} />
         ) : page === 'graph' ? (
-          <GraphPage session={session} entityId={id} />
+          <Suspense fallback={<p className="muted">Loading…</p>}>
+            <GraphPage session={session} entityId={id} />
+          </Suspense>
         ) : page === 'events' ? (
           <EventsPage session={session} />
         ) : page === 'project' ? (
