@@ -82,8 +82,40 @@ export function failedRow(run: Run, row: string, reason: string): void {
   progress(`[${run.setup}] ${row}: ${reason}`);
 }
 
-/** Runs one part of the suite; a failure becomes a row saying so, and the suite goes on. */
+/** Longest a part waits for the work the parts before it left behind. */
+const SETTLE_LIMIT_MS = 300_000;
+
+/**
+ * Waits until the work earlier parts left running behind is done (memories awaiting their
+ * embedding, and every project's jobs running or waiting), so that no part is timed while the
+ * previous one's embedding drain or index build shares the two cores. Delayed jobs (the next
+ * sweep) do not count. Gives up after SETTLE_LIMIT_MS and says so.
+ */
+async function settle(run: Run): Promise<void> {
+  const started = performance.now();
+  const busy = async () => {
+    const { rows } = await run.ctx.runtime.db.query<{ unembedded: number; projects: string[] }>(
+      `SELECT (SELECT count(*)::int FROM memories WHERE embedding IS NULL) AS unembedded, (SELECT coalesce(array_agg(id), '{}') FROM projects) AS projects`,
+    );
+    const { unembedded, projects } = rows[0]!;
+    let jobs = 0;
+    for (const projectId of projects) jobs += (await run.ctx.runtime.queue.inFlight(projectId)).jobs.filter((j) => j.state !== 'delayed').length;
+    return { unembedded, jobs };
+  };
+  for (let left = await busy(); left.unembedded > 0 || left.jobs > 0; left = await busy()) {
+    if (performance.now() - started > SETTLE_LIMIT_MS) {
+      progress(`[${run.setup}] still busy after ${SETTLE_LIMIT_MS / 1000} s (${left.unembedded} memories unembedded, ${left.jobs} jobs): going on`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const waited = performance.now() - started;
+  if (waited > 1000) progress(`[${run.setup}] waited ${(waited / 1000).toFixed(1)} s for the earlier parts' work to finish`);
+}
+
+/** Runs one part of the suite once earlier parts' work has settled; a failure becomes a row saying so, and the suite goes on. */
 export async function part(run: Run, name: string, fn: () => Promise<void>): Promise<void> {
+  await settle(run);
   const started = performance.now();
   progress(`[${run.setup}] --- ${name}`);
   try {
