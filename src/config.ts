@@ -270,7 +270,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     blobS3: blobS3(r),
     mediaMaxBytes: r.int('MEDIA_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     searchExactScanMaxRows: r.int('SEARCH_EXACT_SCAN_MAX_ROWS', 10_000, 0, 10_000_000),
-    searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 250, 10, 1000),
+    searchHnswEfSearch: r.int('SEARCH_HNSW_EF_SEARCH', 400, 10, 1000),
     searchHnswBuildMemoryMb: r.int('SEARCH_HNSW_BUILD_MEMORY_MB', 2048, 64, 1024 * 1024),
     searchIvfMinRows: r.int('SEARCH_IVF_MIN_ROWS', 200_000, 100, 1_000_000_000),
     searchIvfProbes: r.int('SEARCH_IVF_PROBES', 10, 1, 10_000),

@@ -74,12 +74,12 @@ describe('loadConfig defaults', () => {
     });
   });
 
-  it('sizes the background pool as the other unless told, at niceness 10, and the search at ef_search 250', () => {
-    expect(loadConfig({ POOL_MAX_THREADS: '3' })).toMatchObject({ poolMaxThreads: 3, poolBackgroundThreads: 3, poolBackgroundNiceness: 10, searchHnswEfSearch: 250 });
-    expect(loadConfig({ POOL_MAX_THREADS: '3', POOL_BACKGROUND_THREADS: '1', POOL_BACKGROUND_NICENESS: '0', SEARCH_HNSW_EF_SEARCH: '400' })).toMatchObject({
+  it('sizes the background pool as the other unless told, at niceness 10, and the search at ef_search 400', () => {
+    expect(loadConfig({ POOL_MAX_THREADS: '3' })).toMatchObject({ poolMaxThreads: 3, poolBackgroundThreads: 3, poolBackgroundNiceness: 10, searchHnswEfSearch: 400 });
+    expect(loadConfig({ POOL_MAX_THREADS: '3', POOL_BACKGROUND_THREADS: '1', POOL_BACKGROUND_NICENESS: '0', SEARCH_HNSW_EF_SEARCH: '250' })).toMatchObject({
       poolBackgroundThreads: 1,
       poolBackgroundNiceness: 0,
-      searchHnswEfSearch: 400,
+      searchHnswEfSearch: 250,
     });
     expect(problemsFor({ POOL_BACKGROUND_NICENESS: '20', SEARCH_HNSW_EF_SEARCH: '5' }).message).toMatch(/POOL_BACKGROUND_NICENESS[\s\S]*SEARCH_HNSW_EF_SEARCH|SEARCH_HNSW_EF_SEARCH[\s\S]*POOL_BACKGROUND_NICENESS/);
   });
