@@ -23,7 +23,7 @@ import { ProjectVectorIndexes, type ProjectIndexChanges } from './search/project
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
-import { embeddingBacklog, subjectMemoryIds } from './store.js';
+import { countEmbedded, subjectMemoryIds } from './store.js';
 import { memorySubjectData } from './subject-data.js';
 
 export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
@@ -107,7 +107,7 @@ export function createMemoryModule(
     tools: memoryTools({ memory, search, observer }),
     subjectData: memorySubjectData(db),
     backlog: async (projectId) => {
-      const { total, embedded, oldestPendingAt } = await embeddingBacklog(db, projectId);
+      const { total, embedded, oldestPendingAt } = await countEmbedded(db, projectId);
       const description =
         'Memories waiting for their embedding (a job embeds writes a second behind; until then search finds them by full text only). Counted over memories of every status.';
       return [{ name: 'embeddings', description, pending: total - embedded, done: embedded, total, oldestPendingAt }];

@@ -511,19 +511,12 @@ export async function countUnembedded(db: Queryable, projectId: string): Promise
   return rows[0]!.n;
 }
 
-export async function countEmbedded(db: Queryable, projectId: string): Promise<{ total: number; embedded: number }> {
-  const result = await db.query<{ total: number; embedded: number }>(
-    `SELECT count(*)::int AS total, count(embedding)::int AS embedded FROM memories WHERE project_id = $1`,
-    [projectId],
-  );
-  return result.rows[0]!;
-}
-
 /**
- * The embedding backlog: the project's memories of any status (the drain embeds them all), those
- * with a vector, and the oldest without one by its last change (a changed content drops the vector).
+ * The project's memories of any status (the drain embeds them all), those with a vector, and the
+ * oldest without one by its last change (a changed content drops the vector): search sizes its
+ * path by `embedded`; the project overview shows the rest as the embedding backlog.
  */
-export async function embeddingBacklog(db: Queryable, projectId: string): Promise<{ total: number; embedded: number; oldestPendingAt: Date | null }> {
+export async function countEmbedded(db: Queryable, projectId: string): Promise<{ total: number; embedded: number; oldestPendingAt: Date | null }> {
   const result = await db.query<{ total: number; embedded: number; oldestPendingAt: Date | null }>(
     `SELECT count(*)::int AS total, count(embedding)::int AS embedded, min(updated_at) FILTER (WHERE embedding IS NULL) AS "oldestPendingAt"
        FROM memories WHERE project_id = $1`,
