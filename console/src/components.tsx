@@ -51,6 +51,22 @@ export function Code({ children }: { children: string }) {
 
 export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '–');
 
+/** A number to `digits` decimals, trailing zeros kept (figures read side by side: 0.050, 0.123). */
+export const fixed = (value: number | null | undefined, digits = 3) => (value === null || value === undefined ? '–' : value.toFixed(digits));
+/** A number to at most `digits` decimals, trailing zeros dropped (a measured value: 79.9, 80). */
+export const rounded = (value: number | null | undefined, digits = 3) => (value === null || value === undefined ? '–' : String(Number(value.toFixed(digits))));
+/** A share in [0, 1] as a percentage with one decimal. */
+export const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** One headline figure of a row of them (`<p className="figures">`): its name, then its value in bold. */
+export function Figure({ name, children }: { name: string; children: ReactNode }) {
+  return (
+    <span>
+      {name} <strong>{children}</strong>
+    </span>
+  );
+}
+
 /** A table's header row: one column header per name. */
 export function TableHead({ columns }: { columns: readonly string[] }) {
   return (

@@ -78,6 +78,28 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.close();
   });
 
+  it('finds and opens an entity by keyboard alone', async () => {
+    const page = await signedIn();
+    await page.goto(`${browser.origin}/console/#/graph`);
+    await page.getByLabel('Entity name or alias').focus();
+    await page.keyboard.type('acme');
+    await page.keyboard.press('Enter');
+    const found = page.getByRole('list', { name: 'Entities found' }).getByRole('link', { name: 'Acme' });
+    await found.waitFor();
+    // From the search field: past the Find button to the first entity found, then open it.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await found.evaluate((link) => link === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Acme' }).waitFor();
+    // Both directions: Ana's edge into Acme, and Acme's out to Lisbon.
+    expect((await edgeRows(page)).map((row) => row[2]).sort()).toEqual(['located_in', 'works_at']);
+    await page.getByLabel('Hops').focus();
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(async () => (await page.getByLabel('Hops').inputValue())).toBe('1');
+    await page.close();
+  });
+
   it('hides with the as-of control the edges not valid then, and shows retired edges on request', async () => {
     const page = await signedIn();
     await page.goto(`${browser.origin}/console/#/graph/${ana}`);

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { Static } from 'typebox';
 import type { Behavior, CohortMember, CohortResponseSchema, DiscoverResponse } from '../../../src/discovery/schemas.js';
 import { call, type Session } from '../api.js';
-import { ErrorNote, type Subject, SubjectFields, TableHead } from '../components.js';
+import { ErrorNote, percent, type Subject, SubjectFields, TableHead } from '../components.js';
 import { href } from '../route.js';
 
 /** The answer, its members typed (the schema refers to CohortMember by $ref). */
@@ -12,7 +12,6 @@ type Discovered = Omit<DiscoverResponse, 'behaviors'> & { behaviors: Behavior[] 
 
 /** Members listed per behavior. */
 const MEMBERS_SHOWN = 8;
-const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
 function SubjectLink({ subject }: { subject: Subject }) {
   return <a href={href('subjects', subject.kind, subject.externalId)}>{`${subject.kind}:${subject.externalId}`}</a>;

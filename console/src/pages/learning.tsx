@@ -5,14 +5,13 @@ import type { CalibrationSchema, EffectivenessRowSchema } from '../../../src/lea
 import type { Static } from 'typebox';
 import { call, type Session } from '../api.js';
 import { Chart } from '../chart.js';
-import { Code, Empty, ErrorNote, TableHead } from '../components.js';
+import { Code, Empty, ErrorNote, Figure, fixed, TableHead } from '../components.js';
 import { CohortSection, DiscoverySection } from './learning-discovery.js';
 
 type Calibration = Static<typeof CalibrationSchema>;
 type EffectivenessRow = Static<typeof EffectivenessRowSchema>;
 
 const BUCKETS = 10;
-const fixed = (value: number | null | undefined, digits = 3) => (value === null || value === undefined ? '–' : value.toFixed(digits));
 
 export function LearningPage({ session }: { session: Session }) {
   return (
@@ -69,12 +68,8 @@ function CalibrationSection({ session }: { session: Session }) {
       {report && scored > 0 && plot && (
         <>
           <p className="figures">
-            <span>
-              ECE <strong>{fixed(report.expectedCalibrationError)}</strong>
-            </span>
-            <span>
-              Brier <strong>{fixed(report.brierScore)}</strong>
-            </span>
+            <Figure name="ECE">{fixed(report.expectedCalibrationError)}</Figure>
+            <Figure name="Brier">{fixed(report.brierScore)}</Figure>
             <span>{scored} scored predictions</span>
           </p>
           <Chart label="Reliability diagram: observed share against stated probability, per bucket" options={plot.options} data={plot.data} />

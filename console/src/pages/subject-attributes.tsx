@@ -4,13 +4,12 @@ import type { Accumulator, ObservationSchema } from '../../../src/typed/schemas.
 import type { Static } from 'typebox';
 import { call, type Session } from '../api.js';
 import { Chart } from '../chart.js';
-import { ErrorNote, type Subject } from '../components.js';
+import { ErrorNote, Figure, rounded, type Subject } from '../components.js';
 
 type Observation = Static<typeof ObservationSchema>;
 
 /** Observations read for the charts: the newest this many, across the subject's attributes. */
 const OBSERVATIONS = 1000;
-const fixed = (value: number | null) => (value === null ? '–' : Number(value.toFixed(3)).toString());
 
 /**
  * The subject's numeric typed attributes, each charted over time beside its accumulator as the API
@@ -87,24 +86,14 @@ function Attribute({ session, subject, attributeKey, rows }: { session: Session;
       <Chart label={`${attributeKey} over time, with its mean, a band of two standard deviations and the EWMA`} options={plot.options} data={plot.data} />
       {acc && (
         <p className="figures">
-          <span>
-            count <strong>{acc.count}</strong>
-          </span>
-          <span>
-            mean <strong>{fixed(acc.mean)}</strong>
-          </span>
-          <span>
-            σ <strong>{fixed(acc.stddev)}</strong>
-          </span>
-          <span>
-            EWMA <strong>{fixed(acc.ewma)}</strong>
-          </span>
-          <span>
-            min / max <strong>{fixed(acc.min)}</strong> / <strong>{fixed(acc.max)}</strong>
-          </span>
-          <span>
-            last <strong>{fixed(acc.last)}</strong>
-          </span>
+          <Figure name="count">{acc.count}</Figure>
+          <Figure name="mean">{rounded(acc.mean)}</Figure>
+          <Figure name="σ">{rounded(acc.stddev)}</Figure>
+          <Figure name="EWMA">{rounded(acc.ewma)}</Figure>
+          <Figure name="min / max">
+            {rounded(acc.min)} / {rounded(acc.max)}
+          </Figure>
+          <Figure name="last">{rounded(acc.last)}</Figure>
         </p>
       )}
     </article>

@@ -5,7 +5,7 @@ import type { PredictedEvent, ProjectResponseSchema } from '../../../src/behavio
 import type { ProfileSchema } from '../../../src/behavior/profile/schemas.js';
 import type { LoggedEvent } from '../../../src/events/schemas.js';
 import { call, type Session } from '../api.js';
-import { Code, Empty, ErrorNote, type Subject, SubjectFields, TableHead, when } from '../components.js';
+import { Code, Empty, ErrorNote, percent, type Subject, SubjectFields, TableHead, when } from '../components.js';
 import { href } from '../route.js';
 import { AttributesSection } from './subject-attributes.js';
 import { DecisionsSection } from './subject-decisions.js';
@@ -175,15 +175,14 @@ function PredictionsSection({ session, subject }: { session: Session; subject: S
 }
 
 function Prediction({ prediction: p }: { prediction: PredictedEvent }) {
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   return (
     <li>
       <div>
         <strong>{when(p.expectedAt)}</strong> ± {Math.round(p.windowMinutes)} min · {p.description}
       </div>
       <div className="interval" role="img" aria-label={`confidence ${p.confidence.toFixed(2)}, 95% interval ${p.confidenceLower.toFixed(2)} to ${p.confidenceUpper.toFixed(2)}`}>
-        <span className="band" style={{ left: pct(p.confidenceLower), width: pct(Math.max(0.002, p.confidenceUpper - p.confidenceLower)) }} />
-        <span className="point" style={{ left: pct(p.confidence) }} />
+        <span className="band" style={{ left: percent(p.confidenceLower), width: percent(Math.max(0.002, p.confidenceUpper - p.confidenceLower)) }} />
+        <span className="point" style={{ left: percent(p.confidence) }} />
       </div>
       <div className="muted">
         confidence {p.confidence.toFixed(2)} (95% interval {p.confidenceLower.toFixed(2)} to {p.confidenceUpper.toFixed(2)})
