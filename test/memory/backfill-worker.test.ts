@@ -53,7 +53,7 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('backfill through BullMQ wit
       embedded = res.json().embedded;
     }
     expect(embedded).toBe(0);
-    expect(await countEmbedded(h.db, p.projectId)).toEqual({ total: 30, embedded: 30 });
+    expect(await countEmbedded(h.db, p.projectId)).toMatchObject({ total: 30, embedded: 30 });
   });
 
   it('stops cleanly on SIGTERM', async () => {

@@ -54,8 +54,8 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
     }
     expect(counts).toEqual([16, 16, 8, 0]);
     expect(remaining).toEqual([24, 8, 0, 0]);
-    expect(await countEmbedded(h.db, a.projectId)).toEqual({ total: 40, embedded: 40 });
-    expect(await countEmbedded(h.db, b.projectId)).toEqual({ total: 7, embedded: 0 });
+    expect(await countEmbedded(h.db, a.projectId)).toMatchObject({ total: 40, embedded: 40 });
+    expect(await countEmbedded(h.db, b.projectId)).toMatchObject({ total: 7, embedded: 0 });
   });
 
   it('stores unit-length vectors of the configured dimension', async () => {
@@ -100,7 +100,7 @@ describe(`embedding backfill on ${backend} with the ${queueKind} queue`, () => {
     const res = await h.call('POST', c.projectId, '/admin/memory/embeddings/backfill', { apiKey: a.apiKey, body: {} });
     expect(res.statusCode).toBe(404);
     expect(res.json().code).toBe('NOT_FOUND');
-    expect(await countEmbedded(h.db, c.projectId)).toEqual({ total: 3, embedded: 0 });
+    expect(await countEmbedded(h.db, c.projectId)).toMatchObject({ total: 3, embedded: 0 });
   });
 });
 
