@@ -390,7 +390,7 @@ function statementName(sql: string): string {
     [/^SELECT a\.\* FROM typed_accumulators/, 'lockAccumulators: SELECT … FOR UPDATE'],
     [/^SELECT o\.subject_kind/, 'loadSeries (late data: whole series of the touched keys)'],
     [/^UPDATE typed_accumulators/, 'writeAccumulators (UPDATE … unnest)'],
-    [/^WITH clock AS/, 'appendEvents (event_clocks + INSERT events)'],
+    [/^WITH clock AS/, 'appendEvents (event clock + INSERT events)'],
     [/FROM alert_rules/, 'alerts.evaluate: list enabled rules'],
   ];
   return known.find(([pattern]) => pattern.test(text))?.[1] ?? text.slice(0, 60);

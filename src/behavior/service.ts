@@ -105,6 +105,7 @@ export class BehaviorService {
   }
 
   async mineDue(now = new Date()): Promise<number> {
+    await patterns.compactMiningQueue(this.db);
     const due = await patterns.claimDueSubjects(this.db, new Date(now.getTime() - this.config.miningDebounceMs), new Date(now.getTime() - this.config.miningMaxWaitMs), DUE_BATCH);
     let mined = 0;
     for (const [projectId, subjects] of due) {

@@ -1,6 +1,7 @@
-// SQL for the event log. occurredAt comes from a per-project clock row: taking it locks the row
-// until the transaction ends, so events become visible in occurredAt order and a poller paging by
-// the last occurredAt can never miss one that commits later with an earlier time.
+// SQL for the event log. occurredAt comes from one clock of microseconds (migration 0015) that no
+// transaction holds past the call, so appends of a project never wait on each other; a poller
+// pages only below the event horizon, the instant before which every event has committed, so
+// paging by the last occurredAt never misses one that commits later with an earlier time.
 import { fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
@@ -43,9 +44,9 @@ function toEvent(row: EventRow): LoggedEvent {
 }
 
 /**
- * Appends events in order, one microsecond apart from the project's clock; an event whose
- * dedupeKey exists is skipped. Answers the appended events. Call it last in a transaction: the
- * clock row stays locked until commit. The rows travel as one JSON parameter (cheaper to encode
+ * Appends events in order, one microsecond apart from the clock; an event whose dedupeKey exists
+ * is skipped. Answers the appended events. Call it late in a transaction: until it commits, the
+ * project's pollers read only the events older than its start (the event horizon). The rows travel as one JSON parameter (cheaper to encode
  * than ten arrays) and only ids and times come back.
  *
  * `keysAreNew` (inside a transaction only): the caller's dedupe keys cannot exist yet (they name
@@ -74,13 +75,7 @@ async function insertEvents(db: Queryable, projectId: string, events: readonly N
     dedupe_key: e.dedupeKey,
   }));
   const { rows: appended } = await db.query<{ id: string; occurred_at: string }>(
-    `WITH clock AS (
-       INSERT INTO event_clocks AS c (project_id, last_at)
-       VALUES ($1, clock_timestamp() + ($2::int - 1) * interval '1 microsecond')
-       ON CONFLICT (project_id) DO UPDATE
-         SET last_at = greatest(clock_timestamp(), c.last_at + interval '1 microsecond') + ($2::int - 1) * interval '1 microsecond'
-       RETURNING last_at - ($2::int - 1) * interval '1 microsecond' AS first_at
-     )
+    `WITH clock AS MATERIALIZED (SELECT event_clock_take($1, $2::int) AS first_at)
      INSERT INTO events (id, project_id, event_type, subject_kind, subject_external_id, severity, payload, source_memory_ids,
        source_pattern_id, emitted_by_pack, dedupe_key, occurred_at)
      SELECT e.id, $1, e.event_type, e.subject_kind, e.subject_external_id, e.severity, e.payload, coalesce(e.source_memory_ids, '{}'),
@@ -119,11 +114,17 @@ export interface EventPage {
   subjectExternalId?: string;
 }
 
-/** Oldest first, strictly after `since`. */
+/**
+ * Oldest first, strictly after `since`, and only below the event horizon: a page never holds an
+ * event while an earlier one of the project may still commit. The horizon is read in a statement
+ * before the page's, so the page's snapshot sees every writer that had left by then.
+ */
 export async function listEvents(db: Queryable, projectId: string, page: EventPage): Promise<LoggedEvent[]> {
+  const { rows: [horizon] } = await db.query<{ at: string }>('SELECT event_horizon($1)::text AS at', [projectId]);
   const where = new Conditions([projectId])
     .add('project_id = $1')
     .add('occurred_at > ?::timestamptz', page.since)
+    .add('occurred_at < ?::timestamptz', horizon!.at)
     .add('event_type = ANY(?::text[])', page.eventTypes)
     .add('subject_kind = ?', page.subjectKind)
     .add('subject_external_id = ?', page.subjectExternalId);

@@ -140,8 +140,13 @@ describe('behaviour intelligence', () => {
     it('mines a subject once its new activity has been quiet for the debounce time (the queue the writes fill)', async () => {
       const runner = { kind: 'customer', externalId: 'c-run' };
       await saveEvents(a.projectId, runner, weekly(9, 2), 'run');
-      const queued = await h.db.query(`SELECT count(*)::int AS n FROM behavior_mining_queue WHERE project_id = $1 AND subject_external_id = 'c-run'`, [a.projectId]);
-      expect(queued.rows[0]).toEqual({ n: 1 });
+      // Each write appends a row (none waits on another's); the mining job folds them per subject.
+      const queued = await h.db.query(
+        `SELECT count(*)::int AS n, count(DISTINCT (subject_kind, subject_external_id))::int AS subjects FROM behavior_mining_queue WHERE project_id = $1 AND subject_external_id = 'c-run'`,
+        [a.projectId],
+      );
+      expect(queued.rows[0]).toMatchObject({ subjects: 1 });
+      expect((queued.rows[0] as { n: number }).n).toBeGreaterThanOrEqual(1);
       expect(await h.apis.behavior.mineDue()).toBeGreaterThanOrEqual(1);
       const data = (await h.call('GET', a.projectId, `/lattice/contacts/${runner.externalId}/patterns`)).json().data;
       expect(data.map((p: { metadata: { patternKind: string } }) => p.metadata.patternKind)).toContain('recurring_event');
@@ -338,13 +343,15 @@ describe('behaviour intelligence', () => {
       // The gym-goer's visits were weekly; the last one left (the newest was deleted) was 13 days ago.
       const t = (await predict(a.projectId, { subject: gymGoer, target: { kind: 'event_time', eventType: 'gym' } })).json().targetPrediction;
       expect(t).toMatchObject({ targetKind: 'event_time', model: 'inter_arrival', overdue: true });
-      expect(t.daysUntil).toBeCloseTo(-6, 3);
+      // To a tenth of a day: the visits were laid out from the clock when the file began, which has
+      // moved on by however long the tests before this one took.
+      expect(t.daysUntil).toBeCloseTo(-6, 1);
       expect(Date.parse(t.expectedAtLower)).toBeLessThanOrEqual(Date.parse(t.expectedAt));
       expect(Date.parse(t.expectedAtUpper)).toBeGreaterThanOrEqual(Date.parse(t.expectedAt));
       expect(t.explanation).toContain('overdue');
       const runner = (await predict(a.projectId, { subject: { kind: 'customer', externalId: 'c-run' }, target: { kind: 'event_time', eventType: 'run' } })).json().targetPrediction;
       expect(runner).toMatchObject({ overdue: false });
-      expect(runner.daysUntil).toBeCloseTo(5, 3);
+      expect(runner.daysUntil).toBeCloseTo(5, 1);
     });
 
     it('numeric and anomaly from typed readings', async () => {

@@ -16,7 +16,6 @@ export const SNAPSHOT = `SELECT
             source_memory_ids, confirmed_at, confirmed_by, review_reason, negative_rating_count
        FROM memories) m) AS memories,
   (SELECT count(*) FROM events)::text AS events,
-  (SELECT count(*) || ':' || coalesce(md5(string_agg(c::text, ',' ORDER BY c.project_id)), '') FROM event_clocks c) AS event_clocks,
   (SELECT count(*) || ':' || coalesce(md5(string_agg(a::text, ',' ORDER BY a.id)), '') FROM typed_attributes a) AS typed_attributes,
   (SELECT count(*) FROM typed_observations)::text AS typed_observations,
   (SELECT count(*) || ':' || coalesce(md5(string_agg(a::text, ',' ORDER BY a.project_id, a.subject_kind, a.subject_external_id, a.attribute_key)), '')

@@ -127,19 +127,46 @@ export async function subjectsWithActivePatterns(db: Queryable, projectId: strin
 }
 
 /**
+ * Folds each subject's rows on the mining queue into one (the earliest first_at, the latest
+ * last_at). Writes only append to the queue (migration 0015), so that none waits on another; this
+ * keeps it to about one row per subject. Rows appended meanwhile are not seen, and stay as they
+ * are. Answers how many rows were folded away.
+ */
+export async function compactMiningQueue(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ folded: number }>(
+    `WITH many AS MATERIALIZED (
+       SELECT project_id, subject_kind, subject_external_id FROM behavior_mining_queue GROUP BY 1, 2, 3 HAVING count(*) > 1),
+     gone AS (
+       DELETE FROM behavior_mining_queue q USING many
+        WHERE q.project_id = many.project_id AND q.subject_kind = many.subject_kind AND q.subject_external_id = many.subject_external_id
+        RETURNING q.*),
+     kept AS (
+       INSERT INTO behavior_mining_queue (project_id, subject_kind, subject_external_id, first_at, last_at)
+       SELECT project_id, subject_kind, subject_external_id, min(first_at), max(last_at) FROM gone GROUP BY 1, 2, 3
+       RETURNING 1)
+     SELECT ((SELECT count(*) FROM gone) - (SELECT count(*) FROM kept))::int AS folded`,
+  );
+  return rows[0]!.folded;
+}
+
+/**
  * Takes up to `limit` subjects off the mining queue: those quiet since `quietBefore` (the
- * debounce) or waiting since `waitingBefore` (the longest wait). Answers them by project.
+ * debounce) or waiting since `waitingBefore` (the longest wait). Answers them by project. A row
+ * appended while this runs is not taken: its subject stays queued and is mined again.
  */
 export async function claimDueSubjects(db: Queryable, quietBefore: Date, waitingBefore: Date, limit: number): Promise<Map<string, Subject[]>> {
   const { rows } = await db.query<{ project_id: string; subject_kind: string; subject_external_id: string }>(
     // Materialised: a LIMIT subquery that the plan may run again would take more than `limit`.
-    `WITH d AS MATERIALIZED (
+    // Two runs at once may both pick a subject; the second deletes no row of it and so skips it.
+    `WITH due AS MATERIALIZED (
        SELECT project_id, subject_kind, subject_external_id FROM behavior_mining_queue
-        WHERE last_at <= $1 OR first_at <= $2
-        ORDER BY first_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-     DELETE FROM behavior_mining_queue q USING d
-      WHERE q.project_id = d.project_id AND q.subject_kind = d.subject_kind AND q.subject_external_id = d.subject_external_id
-      RETURNING q.project_id, q.subject_kind, q.subject_external_id`,
+        GROUP BY 1, 2, 3 HAVING max(last_at) <= $1 OR min(first_at) <= $2
+        ORDER BY min(first_at) LIMIT $3),
+     gone AS (
+       DELETE FROM behavior_mining_queue q USING due
+        WHERE q.project_id = due.project_id AND q.subject_kind = due.subject_kind AND q.subject_external_id = due.subject_external_id
+        RETURNING q.project_id, q.subject_kind, q.subject_external_id)
+     SELECT DISTINCT project_id, subject_kind, subject_external_id FROM gone`,
     [quietBefore, waitingBefore, limit],
   );
   const byProject = new Map<string, Subject[]>();
@@ -154,7 +181,8 @@ export async function claimDueSubjects(db: Queryable, quietBefore: Date, waiting
 /** The project's subjects waiting on the mining queue, and when the longest-waiting one joined it. */
 export async function miningBacklog(db: Queryable, projectId: string): Promise<{ pending: number; oldestPendingAt: Date | null }> {
   const { rows } = await db.query<{ pending: number; oldestPendingAt: Date | null }>(
-    `SELECT count(*)::int AS pending, min(first_at) AS "oldestPendingAt" FROM behavior_mining_queue WHERE project_id = $1`,
+    `SELECT count(DISTINCT (subject_kind, subject_external_id))::int AS pending, min(first_at) AS "oldestPendingAt"
+       FROM behavior_mining_queue WHERE project_id = $1`,
     [projectId],
   );
   return rows[0]!;
@@ -164,8 +192,7 @@ export async function miningBacklog(db: Queryable, projectId: string): Promise<{
 export async function requeueSubjects(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<void> {
   await db.query(
     `INSERT INTO behavior_mining_queue (project_id, subject_kind, subject_external_id, first_at, last_at)
-     SELECT $1, k, e, now() - interval '1 day', now() - interval '1 day' FROM unnest($2::text[], $3::text[]) AS s(k, e)
-     ON CONFLICT DO NOTHING`,
+     SELECT $1, k, e, now() - interval '1 day', now() - interval '1 day' FROM unnest($2::text[], $3::text[]) AS s(k, e)`,
     [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId)],
   );
 }
