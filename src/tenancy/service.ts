@@ -18,6 +18,12 @@ import { fromKey, generateKey, hashKey } from './keys.js';
 import { entitlementsFor, isPlan, METERS, upgradeFor, type Entitlements, type Feature, type Meter, type Plan } from './plans.js';
 import * as store from './store.js';
 
+/**
+ * A metered call checks its quota exactly, one at a time under the meter's lock, once the quota
+ * has room for fewer than this many more calls like it; before that it only adds (see consume).
+ */
+export const EXACT_NEAR_QUOTA = 256;
+
 /** Who is calling: resolved from the API key on every request. */
 export interface Principal {
   keyId: string;
@@ -182,22 +188,37 @@ export class TenancyService {
     if (!principal.entitlements[feature]) throw new FeatureDisabledError(feature, principal.plan, upgradeFor(principal.plan, feature));
   }
 
-  /** Meters `amount` units against the monthly quota; refuses the whole amount if it would overshoot. */
+  /**
+   * Meters `amount` units against the monthly quota; refuses the whole amount if it would overshoot.
+   * Far from the quota (room for EXACT_NEAR_QUOTA such calls), or with none, it only adds to a
+   * meter shard: no lock, no shared row. Nearer, it checks and adds under the meter's lock, one
+   * call at a time, so the quota is never overshot: a call on the fast path saw room for
+   * EXACT_NEAR_QUOTA more like it, and that many are never in flight at once.
+   */
   async consume(principal: Principal, meter: Meter, amount: number, now = new Date()): Promise<void> {
     if (amount <= 0) return;
     const limit = principal.entitlements[meter];
     const period = monthStart(now);
-    const used = await store.consumeMeter(this.db, principal.projectId, meter, period, amount, limit);
-    if (used === undefined) {
-      const current = await store.meterUsage(this.db, principal.projectId, meter, period);
-      throw new QuotaExceededError(meter, limit, current, amount, secondsToNextMonth(now));
+    const { projectId } = principal;
+    if (amount > limit) throw new QuotaExceededError(meter, limit, await store.meterUsage(this.db, projectId, meter, period), amount, secondsToNextMonth(now));
+    if (Number.isFinite(limit) && (await store.meterUsage(this.db, projectId, meter, period)) + amount * EXACT_NEAR_QUOTA > limit) {
+      const refusedAt = await this.db.transaction(async (tx) => {
+        await store.lockMeter(tx, projectId, meter, period);
+        const used = await store.meterUsage(tx, projectId, meter, period);
+        if (used + amount > limit) return used;
+        await store.addToMeter(tx, projectId, meter, period, amount);
+        return undefined;
+      });
+      if (refusedAt !== undefined) throw new QuotaExceededError(meter, limit, refusedAt, amount, secondsToNextMonth(now));
+      return;
     }
+    await store.addToMeter(this.db, projectId, meter, period, amount);
   }
 
   /** Gives back units consumed for work that then failed, so a failed write costs nothing. */
   async refund(principal: Principal, meter: Meter, amount: number, now = new Date()): Promise<void> {
     if (amount <= 0) return;
-    await store.consumeMeter(this.db, principal.projectId, meter, monthStart(now), -amount, Infinity);
+    await store.addToMeter(this.db, principal.projectId, meter, monthStart(now), -amount);
   }
 
   /**
@@ -217,7 +238,7 @@ export class TenancyService {
 
   /** Records units already spent (a model call's tokens), whatever the quota: the next call is the one refused. */
   async record(projectId: string, meter: Meter, amount: number, now = new Date()): Promise<void> {
-    if (amount > 0) await store.consumeMeter(this.db, projectId, meter, monthStart(now), amount, Infinity);
+    if (amount > 0) await store.addToMeter(this.db, projectId, meter, monthStart(now), amount);
   }
 
   /** Whether the project's plan (and overrides) include a feature; false for no such project. */

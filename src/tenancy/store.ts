@@ -107,41 +107,41 @@ export async function revokeKey(db: Queryable, id: string): Promise<void> {
 }
 
 /**
- * Adds `amount` to the meter for the period unless that would pass `limit`. One statement, so
- * concurrent writers can never overshoot together. Answers the new total, or undefined if refused.
+ * Meters are kept in shards (migration 0015): one month of one meter is the sum of up to
+ * METER_SHARDS rows, and each use adds to one of them picked at random, so that concurrent
+ * metered calls of a project rarely update the same row and never wait on one shared row.
  */
-export async function consumeMeter(
-  db: Queryable,
-  projectId: string,
-  meter: string,
-  periodStart: string,
-  amount: number,
-  limit: number,
-): Promise<number | undefined> {
-  if (amount > limit) return undefined;
-  const result = await db.query<{ used: number }>(
-    `INSERT INTO meters (project_id, meter, period_start, used) VALUES ($1, $2, $3::date, $4)
-     ON CONFLICT (project_id, meter, period_start)
-     DO UPDATE SET used = meters.used + EXCLUDED.used
-     WHERE meters.used + EXCLUDED.used <= $5
-     RETURNING used`,
-    [projectId, meter, periodStart, amount, Number.isFinite(limit) ? limit : Number.MAX_SAFE_INTEGER],
+export const METER_SHARDS = 16;
+
+/** Adds `amount` (negative to give back) to a random shard of the meter; no check. */
+export async function addToMeter(db: Queryable, projectId: string, meter: string, periodStart: string, amount: number): Promise<void> {
+  await db.query(
+    `INSERT INTO meters (project_id, meter, period_start, shard, used) VALUES ($1, $2, $3::date, $4, $5)
+     ON CONFLICT (project_id, meter, period_start, shard) DO UPDATE SET used = meters.used + EXCLUDED.used`,
+    [projectId, meter, periodStart, Math.floor(Math.random() * METER_SHARDS), amount],
   );
-  return result.rows[0]?.used;
+}
+
+/**
+ * Inside a transaction: takes the meter's lock (held to commit) so that checks against its quota
+ * run one at a time. Only calls near the quota take it (see TenancyService.consume).
+ */
+export async function lockMeter(tx: Queryable, projectId: string, meter: string, periodStart: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('meter:' || $1 || ':' || $2 || ':' || $3, 0))`, [projectId, meter, periodStart]);
 }
 
 export async function meterUsage(db: Queryable, projectId: string, meter: string, periodStart: string): Promise<number> {
   const result = await db.query<{ used: number }>(
-    'SELECT used FROM meters WHERE project_id = $1 AND meter = $2 AND period_start = $3::date',
+    'SELECT coalesce(sum(used), 0)::int8 AS used FROM meters WHERE project_id = $1 AND meter = $2 AND period_start = $3::date',
     [projectId, meter, periodStart],
   );
-  return result.rows[0]?.used ?? 0;
+  return Number(result.rows[0]?.used ?? 0);
 }
 
 /** Every meter of the project used in the period, by name (a meter not used has no row). */
 export async function meterUsages(db: Queryable, projectId: string, periodStart: string): Promise<Map<string, number>> {
   const result = await db.query<{ meter: string; used: number }>(
-    'SELECT meter, used FROM meters WHERE project_id = $1 AND period_start = $2::date',
+    'SELECT meter, sum(used)::int8 AS used FROM meters WHERE project_id = $1 AND period_start = $2::date GROUP BY meter',
     [projectId, periodStart],
   );
   return new Map(result.rows.map((r) => [r.meter, Number(r.used)]));
