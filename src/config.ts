@@ -33,6 +33,10 @@ export interface Config {
   readonly dbConnectTimeoutMs: number;
   /** Postgres: how long a request may wait for a free connection of a busy pool before a 503. */
   readonly dbAcquireTimeoutMs: number;
+  /** Postgres: connections for write transactions. */
+  readonly dbPoolMax: number;
+  /** Postgres: connections for lone statements and read-only transactions (searches, reads). */
+  readonly dbStatementPoolMax: number;
   /** SIGTERM: how long in-flight requests and active jobs get to finish before the process exits. */
   readonly shutdownTimeoutMs: number;
   readonly rateLimitPerMinute: number;
@@ -246,6 +250,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     queueCommandTimeoutMs: r.int('QUEUE_COMMAND_TIMEOUT_MS', 1000, 50, 60_000),
     dbConnectTimeoutMs: r.int('DB_CONNECT_TIMEOUT_MS', 1000, 50, 60_000),
     dbAcquireTimeoutMs: r.int('DB_ACQUIRE_TIMEOUT_MS', 10_000, 50, 600_000),
+    dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 1000),
+    dbStatementPoolMax: r.int('DB_STATEMENT_POOL_MAX', 10, 1, 1000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     poolMaxThreads,
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),

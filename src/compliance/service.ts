@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { MemoryApi } from '../memory/index.js';
 import type { Subject } from '../platform/common-schemas.js';
-import { transactionWithRetry, type Db, type Queryable } from '../platform/db.js';
+import type { Db, Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import type { AnyModule, ErasedRows, SubjectDataHook, SubjectScope } from '../platform/module.js';
 import type { Principal } from '../tenancy/index.js';
@@ -154,7 +154,7 @@ export class ComplianceService {
             if (error instanceof DryRunRollback) return error.result as Awaited<ReturnType<typeof erase>>;
             throw error;
           })
-      : await transactionWithRetry(this.db, erase);
+      : await this.db.transaction(erase);
 
     if (!dryRun) {
       for (const work of outcome.afterCommit) {

@@ -7,7 +7,7 @@
 // sourceMemoryId, and re-extracting a changed memory closes the edges it no longer states.
 import type { Subject } from '../platform/common-schemas.js';
 import { clampTo } from '../platform/common-schemas.js';
-import { transactionWithRetry, type Db, type Queryable } from '../platform/db.js';
+import type { Db, Queryable } from '../platform/db.js';
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import type { JobHandlers } from '../platform/queue.js';
 import { extractGraph, SUBJECT, type ExtractedType } from './extract.js';
@@ -104,7 +104,7 @@ export class GraphExtraction {
   /** The heuristic extraction of one memory; a sentence-initial word is linked when the project knows it as an entity. */
   private extractOne(projectId: string, m: store.PendingMemory) {
     const { entities, relations, uncertain } = extractGraph(m.content);
-    return transactionWithRetry(this.db, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const known = await store.entitiesByKeys(tx, projectId, uncertain.map(nameKey));
       const knownRows = await store.getEntities(tx, projectId, known.map((k) => k.entityId));
       return this.write(
@@ -176,7 +176,7 @@ export class GraphExtraction {
    * changes nothing (status unchanged). Unknown entity types become other; predicates are snake_cased.
    */
   async commit(projectId: string, input: CommitInput) {
-    return transactionWithRetry(this.db, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const m = await store.memoryForExtraction(tx, projectId, input.memoryId);
       if (!m) throw new NotFoundError(`memory ${input.memoryId} not found`);
       if (m.content_hash !== input.contentHash) {

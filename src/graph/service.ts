@@ -4,7 +4,7 @@
 // Nothing is deleted: retiring closes validTo; a merge supersedes.
 import type { Subject } from '../platform/common-schemas.js';
 import { clampTo } from '../platform/common-schemas.js';
-import { transactionWithRetry, type Db, type Queryable } from '../platform/db.js';
+import type { Db, Queryable } from '../platform/db.js';
 import { ConflictError, NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { displayName, nameKey, snakePredicate, subjectKey } from './names.js';
@@ -105,7 +105,7 @@ export class GraphService {
   }
 
   async createEntity(projectId: string, body: CreateEntityBody): Promise<{ entity: Entity; created: boolean }> {
-    const { row, created } = await transactionWithRetry(this.db, (tx) =>
+    const { row, created } = await this.db.transaction((tx) =>
       this.resolve(tx, projectId, {
         type: body.type as EntityType,
         name: body.canonicalName,
@@ -151,7 +151,7 @@ export class GraphService {
   /** Retires an entity and closes its open edges at `at` (default now). Retiring again changes nothing. */
   async retireEntity(projectId: string, id: string, body: RetireBody): Promise<Entity> {
     const at = time(body.at, new Date());
-    return transactionWithRetry(this.db, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const row = await this.entityRow(tx, projectId, id, true);
       if (!isCurrent(row)) return store.toEntity(row);
       if (at < row.valid_from) throw new ValidationError(`at (${at.toISOString()}) is before the entity's validFrom (${row.valid_from.toISOString()})`);
@@ -170,7 +170,7 @@ export class GraphService {
   async mergeEntity(projectId: string, duplicateId: string, intoId: string): Promise<Entity> {
     if (duplicateId === intoId) throw new ValidationError('an entity cannot be merged into itself');
     const now = new Date();
-    return transactionWithRetry(this.db, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const rows = await store.getEntities(tx, projectId, [duplicateId, intoId], true);
       const duplicate = rows.find((r) => r.id === duplicateId);
       const into = rows.find((r) => r.id === intoId);
@@ -240,7 +240,7 @@ export class GraphService {
 
   /** An edge from the admin route; its sourceMemoryId, when given, must be a memory of the project, and is linked to both entities. */
   async createEdge(projectId: string, body: CreateEdgeBody): Promise<{ edge: Edge; created: boolean }> {
-    const { row, created } = await transactionWithRetry(this.db, async (tx) => {
+    const { row, created } = await this.db.transaction(async (tx) => {
       if (body.sourceMemoryId !== undefined && !(await store.memoryExists(tx, projectId, body.sourceMemoryId))) throw new NotFoundError(`memory ${body.sourceMemoryId} not found`);
       const written = await this.addEdge(tx, projectId, {
         ...body,
@@ -256,7 +256,7 @@ export class GraphService {
   /** Closes an edge at `at` (default now); an edge already closed is answered as it is. */
   async retireEdge(projectId: string, id: string, body: RetireBody): Promise<Edge> {
     const at = time(body.at, new Date());
-    return transactionWithRetry(this.db, async (tx) => {
+    return this.db.transaction(async (tx) => {
       const row = await store.getEdge(tx, projectId, id, true);
       if (!row) throw new NotFoundError(`edge ${id} not found`);
       if (row.valid_to !== null) return store.toEdge(row);

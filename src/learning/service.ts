@@ -6,7 +6,6 @@ import { claimPrior, posteriorConfidence, type BetaPrior } from '../../workers/b
 import type { MemoryApi } from '../memory/index.js';
 import { clamp } from '../platform/common-schemas.js';
 import type { Db } from '../platform/db.js';
-import { transactionWithRetry } from '../platform/db.js';
 import { NotFoundError, ValidationError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { TypedApi } from '../typed/index.js';
@@ -84,7 +83,7 @@ export class LearningService {
       idempotencyKey: body.idempotencyKey ?? null,
       memoryId,
     };
-    const outcome = await transactionWithRetry(this.db, async (tx) => {
+    const outcome = await this.db.transaction(async (tx) => {
       const record = await store.insertDecision(tx, projectId, decision);
       // Its key was taken by a concurrent twin, which has committed (the insert waited on it).
       if (!record) return { record: (await store.decisionByKey(tx, projectId, body.idempotencyKey!))!, created: false };
@@ -134,7 +133,7 @@ export class LearningService {
     const id = newId('out');
     const memoryId = newId('mem');
     const subject = body.subject ?? decision.subject;
-    const result = await transactionWithRetry(this.db, async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       const inserted = await store.insertOutcome(tx, projectId, {
         id,
         decisionId: decision.decisionId,

@@ -1,12 +1,15 @@
-// node-postgres adapter behind the Db interface.
+// node-postgres adapter behind the Db interface. Two pools: write transactions take connections
+// from one, lone statements and read-only transactions from the other, so a search never waits for
+// a connection because write transactions hold them all. Each pool counts what its callers waited.
+import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './db.js';
+import { isConnectionError, retryingConflicts, type Db, type PoolStats, type Queryable, type QueryResult, type TransactionOptions } from './db.js';
 
 // int8 and numeric come back as strings by default; counts and sums here fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 
-function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+function wrap(client: pg.PoolClient): Queryable {
   return {
     async query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
       const result = await client.query(text, params as unknown[] | undefined);
@@ -20,7 +23,10 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
 
 export interface PgDbOptions {
   connectionString: string;
+  /** Connections for write transactions (DB_POOL_MAX). */
   max?: number;
+  /** Connections for lone statements and read-only transactions (DB_STATEMENT_POOL_MAX; default `max`). */
+  statementMax?: number;
   statementTimeoutMs?: number;
   /**
    * How long making a new connection may take before it fails with a connection error (a 503): a
@@ -32,10 +38,83 @@ export interface PgDbOptions {
    * the same error.
    */
   acquireTimeoutMs?: number;
+  /** Where waits of SLOW_ACQUIRE_MS or more for a connection are reported (at most one line a pool every 10 s). */
+  log?: Pick<FastifyBaseLogger, 'warn'>;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 10_000;
+/** A wait for a connection this long is slow: counted, and logged. */
+export const SLOW_ACQUIRE_MS = 20;
+const SLOW_LOG_EVERY_MS = 10_000;
+
+/** A pg.Pool that times every wait for a connection. */
+class GaugedPool {
+  private acquired = 0;
+  private slowAcquires = 0;
+  private totalWaitMs = 0;
+  private maxWaitMs = 0;
+  private slowSinceLog = 0;
+  private lastLog = 0;
+
+  constructor(
+    readonly name: string,
+    readonly pool: pg.Pool,
+    private readonly max: number,
+    private readonly log?: Pick<FastifyBaseLogger, 'warn'>,
+  ) {}
+
+  async connect(): Promise<pg.PoolClient> {
+    const start = performance.now();
+    const client = await this.pool.connect();
+    const waited = performance.now() - start;
+    this.acquired++;
+    this.totalWaitMs += waited;
+    this.maxWaitMs = Math.max(this.maxWaitMs, waited);
+    if (waited >= SLOW_ACQUIRE_MS) this.noteSlow(waited);
+    return client;
+  }
+
+  private noteSlow(waited: number): void {
+    this.slowAcquires++;
+    this.slowSinceLog++;
+    const now = Date.now();
+    if (this.log && now - this.lastLog >= SLOW_LOG_EVERY_MS) {
+      this.log.warn(
+        { pool: this.name, waitedMs: Math.round(waited), slowSinceLastReport: this.slowSinceLog, ...this.stats() },
+        `waited ${Math.round(waited)} ms for a database connection (${this.name} pool)`,
+      );
+      this.lastLog = now;
+      this.slowSinceLog = 0;
+    }
+  }
+
+  stats(): PoolStats {
+    return {
+      max: this.max,
+      open: this.pool.totalCount,
+      idle: this.pool.idleCount,
+      waiting: this.pool.waitingCount,
+      acquired: this.acquired,
+      slowAcquires: this.slowAcquires,
+      maxWaitMs: Math.round(this.maxWaitMs * 10) / 10,
+      meanWaitMs: this.acquired === 0 ? 0 : Math.round((this.totalWaitMs / this.acquired) * 100) / 100,
+    };
+  }
+
+  /** Runs `work` on a connection of this pool; one whose connection failed is not handed out again. */
+  async use<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    try {
+      const result = await work(client);
+      client.release();
+      return result;
+    } catch (error) {
+      client.release(isConnectionError(error) ? (error as Error) : undefined);
+      throw error;
+    }
+  }
+}
 
 export function createPgDb(options: PgDbOptions): Db {
   // pg-pool uses one setting both for waiting on a busy pool and for making a connection; a client
@@ -46,59 +125,62 @@ export function createPgDb(options: PgDbOptions): Db {
       super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
     }
   }
-  const pool = new pg.Pool({
-    Client,
-    connectionString: options.connectionString,
-    max: options.max ?? 10,
-    connectionTimeoutMillis: Math.max(connectTimeoutMs, options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS),
-    statement_timeout: options.statementTimeoutMs ?? 60_000,
-    // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
-    // (it fires on the inflated costs of planner steering such as enable_sort = off).
-    options: '-c jit=off',
-  });
-  // A client whose connection drops (a server crash or restart) emits 'error': the pool listens
-  // while the client is idle, but a checked-out client between two statements of a transaction, or
-  // holding an advisory lock, has no listener, and an unheard 'error' would end the process. Its
-  // next query fails instead, with a connection error that maps to 503, and the pool discards it.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-  return fromPool(pool);
+  const open = (name: string, max: number) => {
+    const pool = new pg.Pool({
+      Client,
+      connectionString: options.connectionString,
+      max,
+      connectionTimeoutMillis: Math.max(connectTimeoutMs, options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS),
+      statement_timeout: options.statementTimeoutMs ?? 60_000,
+      // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
+      // (it fires on the inflated costs of planner steering such as enable_sort = off).
+      options: '-c jit=off',
+    });
+    // A client whose connection drops (a server crash or restart) emits 'error': the pool listens
+    // while the client is idle, but a checked-out client between two statements of a transaction, or
+    // holding an advisory lock, has no listener, and an unheard 'error' would end the process. Its
+    // next query fails instead, with a connection error that maps to 503, and the pool discards it.
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
+    return new GaugedPool(name, pool, max, options.log);
+  };
+  const max = options.max ?? 10;
+  return fromPools(open('transactions', max), open('statements', options.statementMax ?? max));
 }
 
-function fromPool(pool: pg.Pool): Db {
-  const base = wrap(pool);
+function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
   return {
     kind: 'pg',
-    ...base,
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
-        return await inTransaction(client, fn);
-      } finally {
-        client.release();
-      }
+    query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      // A lone statement is its own transaction: one aborted by a conflict is simply sent again.
+      return retryingConflicts(() => statements.use((client) => wrap(client).query<T>(text, params)));
+    },
+    async exec(sql: string): Promise<void> {
+      await statements.use((client) => client.query(sql));
+    },
+    transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+      const pool = options.readOnly ? statements : transactions;
+      return retryingConflicts(() => pool.use((client) => inTransaction(client, fn, options)));
     },
     async withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
+      return transactions.use(async (client) => {
         await client.query('SELECT pg_advisory_lock($1)', [key.toString()]);
         try {
           return await fn(sessionDb(client));
         } finally {
           await client.query('SELECT pg_advisory_unlock($1)', [key.toString()]);
         }
-      } finally {
-        client.release();
-      }
+      });
     },
+    poolStats: () => ({ transactions: transactions.stats(), statements: statements.stats() }),
     async close(): Promise<void> {
-      await pool.end();
+      await Promise.all([transactions.pool.end(), statements.pool.end()]);
     },
   };
 }
 
-async function inTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  await client.query('BEGIN');
+async function inTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
   try {
     const result = await fn(wrap(client));
     await client.query('COMMIT');
@@ -115,7 +197,7 @@ function sessionDb(client: pg.PoolClient): Db {
   return {
     kind: 'pg',
     ...base,
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => inTransaction(client, fn),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions) => inTransaction(client, fn, options),
     withAdvisoryLock: () => Promise.reject(new Error('advisory locks do not nest')),
     close: async () => {},
   };

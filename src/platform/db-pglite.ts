@@ -87,6 +87,7 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
   const db: Db = {
     kind: 'pglite',
     ...base,
+    // One connection: transactions run one after another and never meet, so nothing to retry.
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => pglite.transaction((tx) => fn(wrap(tx))),
     withAdvisoryLock<T>(_key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
       const run = chain.then(() => fn(db));

@@ -1,7 +1,7 @@
 // One database interface with two adapters: node-postgres for real deployments and PGlite for the
 // embedded default. Stores take a `Queryable`, so the same function runs inside or outside a
 // transaction.
-import { AppError, DependencyUnavailableError, ValidationError } from './errors.js';
+import { AppError, DependencyUnavailableError, ValidationError, WriteConflictError } from './errors.js';
 
 export interface QueryResult<T> {
   rows: T[];
@@ -15,14 +15,45 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * The transaction only reads (a search that sets planner options for itself): on Postgres it
+   * runs READ ONLY on the statements' pool, so that it never waits behind write transactions.
+   */
+  readOnly?: boolean;
+}
+
+/** One connection pool's figures: its size and what callers waited for a connection. */
+export interface PoolStats {
+  max: number;
+  open: number;
+  idle: number;
+  /** Callers waiting for a connection now. */
+  waiting: number;
+  /** Connections handed out since start. */
+  acquired: number;
+  /** Of those, the ones that waited SLOW_ACQUIRE_MS or more. */
+  slowAcquires: number;
+  /** The longest wait since start, and the mean, in milliseconds. */
+  maxWaitMs: number;
+  meanWaitMs: number;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pg' | 'pglite';
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in a transaction. On Postgres, a transaction aborted as a deadlock victim or a
+   * serialization failure is run again (RETRY_ATTEMPTS in all, after a jittered pause), so `fn`
+   * must only touch the database through `tx` (or do what is safe to do twice).
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs `fn` holding a session-level advisory lock. On Postgres the lock and `fn` share one
    * connection, so work done through the passed handle is serialised across processes.
    */
   withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T>;
+  /** The connection pools' figures, by pool name (Postgres only). */
+  poolStats?(): Record<string, PoolStats>;
   close(): Promise<void>;
 }
 
@@ -72,7 +103,8 @@ export function isConnectionError(error: unknown): boolean {
 /**
  * A failure from below (Postgres, Redis) as the caller's error, for every surface that answers one
  * (the REST error handler, MCP tools): a value Postgres refuses is the caller's 400 (the backstop
- * behind the input guard), a dependency that is unreachable a 503. Anything else: undefined.
+ * behind the input guard), a dependency that is unreachable a 503, and so is a write that lost
+ * every retry to concurrent writes (WRITE_CONFLICT). Anything else: undefined.
  */
 export function asAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
@@ -80,6 +112,7 @@ export function asAppError(error: unknown): AppError | undefined {
     return new ValidationError(`a value in the request cannot be stored: ${error instanceof Error ? error.message : 'invalid value'}`, undefined, { cause: error });
   }
   if (isConnectionError(error)) return new DependencyUnavailableError('a dependency is unavailable; retry shortly', { cause: error });
+  if (isWriteConflict(error)) return new WriteConflictError({ cause: error });
   return undefined;
 }
 
@@ -104,22 +137,31 @@ export async function fastUnlessConflict<T>(tx: Queryable, fast: () => Promise<T
   }
 }
 
-/** SQLSTATEs after which the whole transaction may simply be run again. */
+/** SQLSTATEs after which the whole transaction (or the lone statement) may simply be run again. */
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
 
+/** Whether Postgres aborted the work as a deadlock victim or a serialization failure. */
+export function isWriteConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && RETRYABLE.has(code);
+}
+
+/** How many times in all a conflicting transaction or statement is run. */
+export const RETRY_ATTEMPTS = 5;
+
 /**
- * Runs `fn` in a transaction, again (up to `attempts` times in all, after a short random pause)
- * when Postgres aborted it as a deadlock victim or a serialization failure: the caller never sees
- * one. `fn` must be safe to run again (it only touches the database through `tx`).
+ * Runs `run` again, up to RETRY_ATTEMPTS times in all, when Postgres aborted it as a deadlock
+ * victim or a serialization failure: after a pause drawn at random below a cap that doubles each
+ * time (10, 20, 40, 80 ms), so that the transactions that met do not meet again. The last
+ * failure is thrown (the error handler answers it 503 with Retry-After).
  */
-export async function transactionWithRetry<T>(db: Pick<Db, 'transaction'>, fn: (tx: Queryable) => Promise<T>, attempts = 5): Promise<T> {
+export async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(fn);
+      return await run();
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      if (attempt >= RETRY_ATTEMPTS || !isWriteConflict(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** (attempt - 1)));
     }
   }
 }

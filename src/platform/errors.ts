@@ -98,6 +98,17 @@ export class PoolOverloadedError extends DependencyUnavailableError {
 }
 
 /** A job awaited by an interactive route did not finish in time; it may still complete. */
+/**
+ * Concurrent writes met and Postgres aborted this one (a deadlock victim, a serialization failure)
+ * every time it was tried: the request changed nothing and may be sent again.
+ */
+export class WriteConflictError extends DependencyUnavailableError {
+  override readonly code = 'WRITE_CONFLICT';
+  constructor(options?: { cause?: unknown }) {
+    super('concurrent writes conflicted and this one was not applied; send it again', { ...options, retryAfterSeconds: 1 });
+  }
+}
+
 export class JobTimeoutError extends DependencyUnavailableError {
   override readonly code = 'JOB_TIMEOUT';
 }

@@ -2,16 +2,34 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withDeadline } from './concurrency.js';
+import { SLOW_ACQUIRE_MS } from './db-pg.js';
 import type { Db } from './db.js';
 import { DependencyUnavailableError } from './errors.js';
 import type { JobQueue, JobMapBase } from './queue.js';
 
 type Pingable = Pick<JobQueue<JobMapBase>, 'ping' | 'kind'>;
 
+const PoolStatsSchema = Type.Object({
+  max: Type.Integer({ description: 'Connections the pool may open' }),
+  open: Type.Integer(),
+  idle: Type.Integer(),
+  waiting: Type.Integer({ description: 'Callers waiting for a connection now' }),
+  acquired: Type.Integer({ description: 'Connections handed out since the process started' }),
+  slowAcquires: Type.Integer({ description: `Of those, the ones that waited ${SLOW_ACQUIRE_MS} ms or more (each is also logged, at most one line a pool every 10 s)` }),
+  maxWaitMs: Type.Number({ description: 'The longest wait for a connection since start' }),
+  meanWaitMs: Type.Number(),
+});
+
 const StatusSchema = Type.Object({
   status: Type.String(),
   database: Type.Optional(Type.String()),
   queue: Type.Optional(Type.String()),
+  pools: Type.Optional(
+    Type.Record(Type.String(), PoolStatsSchema, {
+      description:
+        'Postgres only: the connection pools by name (transactions: write transactions; statements: lone statements and read-only transactions such as searches) and what callers waited for a connection',
+    }),
+  ),
 });
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; dbTimeoutMs: number }> = async (app, { db, queue, dbTimeoutMs }) => {
@@ -34,7 +52,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; 
         throw new DependencyUnavailableError(`the database (${db.kind}) is unreachable`, { cause: error });
       }
       await queue.ping();
-      return { status: 'ready', database: db.kind, queue: queue.kind };
+      return { status: 'ready', database: db.kind, queue: queue.kind, ...(db.poolStats ? { pools: db.poolStats() } : {}) };
     },
   );
 };

@@ -43,15 +43,24 @@ export interface RuntimeOptions {
   skipMigrations?: boolean;
 }
 
-export function openDatabase(config: Config): Promise<Db> {
+export function openDatabase(config: Config, log?: FastifyBaseLogger): Promise<Db> {
   return config.databaseUrl === undefined
     ? createPgliteDb({ dataDir: config.dataDir })
-    : Promise.resolve(createPgDb({ connectionString: config.databaseUrl, connectTimeoutMs: config.dbConnectTimeoutMs, acquireTimeoutMs: config.dbAcquireTimeoutMs }));
+    : Promise.resolve(
+        createPgDb({
+          connectionString: config.databaseUrl,
+          max: config.dbPoolMax,
+          statementMax: config.dbStatementPoolMax,
+          connectTimeoutMs: config.dbConnectTimeoutMs,
+          acquireTimeoutMs: config.dbAcquireTimeoutMs,
+          log,
+        }),
+      );
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const { log } = options;
-  const db = options.db ?? (await openDatabase(config));
+  const db = options.db ?? (await openDatabase(config, log));
   if (!options.skipMigrations) {
     try {
       const { applied } = await migrate(db);

@@ -126,7 +126,6 @@ export class TypedService {
     const { stored, duplicates } = await this.storeRows(tx, projectId, checked);
 
     const numeric = stored.filter((row) => row.status === 'accepted' && row.valueNumeric !== null);
-    await this.foldAccumulators(tx, projectId, numeric);
 
     const events: NewEvent[] = numeric.map((row) => ({
       eventType: ENGINE_EVENT_TYPES.typedObservation,
@@ -147,6 +146,9 @@ export class TypedService {
     }));
     // Each key names an observation this transaction has just stored, so it cannot exist yet.
     const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
+    // Last: a subject's accumulator rows are what concurrent ingests of it share. Locked just
+    // before commit, they are held for their update and the commit, not for the rest of the work.
+    await this.foldAccumulators(tx, projectId, numeric);
 
     const quarantined = stored.filter((row) => row.status === 'quarantined');
     return {
