@@ -56,6 +56,7 @@ class GaugedPool {
   private maxWaitMs = 0;
   private slowSinceLog = 0;
   private lastLog = 0;
+  private conflicts = 0;
 
   constructor(
     readonly name: string,
@@ -99,7 +100,16 @@ class GaugedPool {
       slowAcquires: this.slowAcquires,
       maxWaitMs: Math.round(this.maxWaitMs * 10) / 10,
       meanWaitMs: this.acquired === 0 ? 0 : Math.round((this.totalWaitMs / this.acquired) * 100) / 100,
+      conflicts: this.conflicts,
     };
+  }
+
+  /** Runs `work` on a connection, again when Postgres aborts it as a conflict's victim (counted). */
+  retrying<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return retryingConflicts(
+      () => this.use(work),
+      () => this.conflicts++,
+    );
   }
 
   /** Runs `work` on a connection of this pool; one whose connection failed is not handed out again. */
@@ -131,6 +141,9 @@ export function createPgDb(options: PgDbOptions): Db {
       connectionString: options.connectionString,
       max,
       connectionTimeoutMillis: Math.max(connectTimeoutMs, options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS),
+      // Connections stay open a minute idle (pg's default is 10 s), so a burst after a pause finds
+      // them open rather than making them all at once.
+      idleTimeoutMillis: 60_000,
       statement_timeout: options.statementTimeoutMs ?? 60_000,
       // JIT compilation costs hundreds of milliseconds and never pays off for these short queries
       // (it fires on the inflated costs of planner steering such as enable_sort = off).
@@ -153,14 +166,14 @@ function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
     kind: 'pg',
     query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
       // A lone statement is its own transaction: one aborted by a conflict is simply sent again.
-      return retryingConflicts(() => statements.use((client) => wrap(client).query<T>(text, params)));
+      return statements.retrying((client) => wrap(client).query<T>(text, params));
     },
     async exec(sql: string): Promise<void> {
       await statements.use((client) => client.query(sql));
     },
     transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       const pool = options.readOnly ? statements : transactions;
-      return retryingConflicts(() => pool.use((client) => inTransaction(client, fn, options)));
+      return pool.retrying((client) => inTransaction(client, fn, options));
     },
     async withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
       return transactions.use(async (client) => {

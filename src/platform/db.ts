@@ -37,6 +37,8 @@ export interface PoolStats {
   /** The longest wait since start, and the mean, in milliseconds. */
   maxWaitMs: number;
   meanWaitMs: number;
+  /** Transactions or statements of this pool that Postgres aborted as a deadlock or serialization victim (each was run again). */
+  conflicts: number;
 }
 
 export interface Db extends Queryable {
@@ -155,12 +157,14 @@ export const RETRY_ATTEMPTS = 5;
  * time (10, 20, 40, 80 ms), so that the transactions that met do not meet again. The last
  * failure is thrown (the error handler answers it 503 with Retry-After).
  */
-export async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
+export async function retryingConflicts<T>(run: () => Promise<T>, onConflict?: () => void): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      if (attempt >= RETRY_ATTEMPTS || !isWriteConflict(error)) throw error;
+      if (!isWriteConflict(error)) throw error;
+      onConflict?.();
+      if (attempt >= RETRY_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** (attempt - 1)));
     }
   }

@@ -18,6 +18,7 @@ const PoolStatsSchema = Type.Object({
   slowAcquires: Type.Integer({ description: `Of those, the ones that waited ${SLOW_ACQUIRE_MS} ms or more (each is also logged, at most one line a pool every 10 s)` }),
   maxWaitMs: Type.Number({ description: 'The longest wait for a connection since start' }),
   meanWaitMs: Type.Number(),
+  conflicts: Type.Integer({ description: 'Transactions or statements Postgres aborted as a deadlock or serialization victim since start; each was run again' }),
 });
 
 const StatusSchema = Type.Object({

@@ -49,8 +49,13 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+export interface TestDatabaseOptions {
+  /** Connections in each Postgres pool `open()` makes (default 5); PGlite always has one. */
+  max?: number;
+}
+
 /** A fresh, empty database for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (!SERVER_DATABASE_URL) {
     let db: Promise<Db> | undefined;
     return {
@@ -65,7 +70,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: withDatabase(SERVER_DATABASE_URL, name),
     open: async () => {
-      const db = createPgDb({ connectionString: withDatabase(SERVER_DATABASE_URL, name), max: 5 });
+      const db = createPgDb({ connectionString: withDatabase(SERVER_DATABASE_URL, name), max: options.max ?? 5 });
       opened.push(db);
       return db;
     },
@@ -123,10 +128,12 @@ export interface HarnessOptions {
   /** Consume jobs in this process (default true). */
   consumers?: boolean;
   build?: BuildOptions;
+  /** Connections in the Postgres pool (default 5); ignored on PGlite, which has one. */
+  max?: number;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ max: options.max });
   const config = testConfig(database, options.env);
   const db = await database.open();
   const lattice = await createLattice(config, { log: createLogger('silent'), db });

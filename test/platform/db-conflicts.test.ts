@@ -84,6 +84,7 @@ describe.skipIf(backend === 'pglite')('Postgres transactions that deadlock', () 
     expect([...runs].sort()).toEqual([1, 2]);
     const { rows } = await db.query<{ id: number; n: number }>('SELECT id, n FROM pair ORDER BY id');
     expect(rows).toEqual([{ id: 1, n: 2 }, { id: 2, n: 2 }]);
+    expect(db.poolStats!().transactions!.conflicts).toBe(1);
   });
 
   it('reports each pool, with what callers waited for a connection', async () => {
