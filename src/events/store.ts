@@ -2,7 +2,7 @@
 // transaction holds past the call, so appends of a project never wait on each other; a poller
 // pages only below the event horizon, the instant before which every event has committed, so
 // paging by the last occurredAt never misses one that commits later with an earlier time.
-import { fastUnlessConflict, type Queryable } from '../platform/db.js';
+import { FAST_INSERT_MIN_ROWS, fastUnlessConflict, type Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import { Conditions } from '../platform/sql.js';
 import { SUBJECT_WHERE, type SubjectTable } from '../platform/subject-data.js';
@@ -56,7 +56,7 @@ function toEvent(row: EventRow): LoggedEvent {
 export async function appendEvents(db: Queryable, projectId: string, events: readonly NewEvent[], options: { keysAreNew?: boolean } = {}): Promise<LoggedEvent[]> {
   if (events.length === 0) return [];
   const safe = () => insertEvents(db, projectId, events, true);
-  return options.keysAreNew ? fastUnlessConflict(db, () => insertEvents(db, projectId, events, false), safe) : safe();
+  return options.keysAreNew && events.length >= FAST_INSERT_MIN_ROWS ? fastUnlessConflict(db, () => insertEvents(db, projectId, events, false), safe) : safe();
 }
 
 async function insertEvents(db: Queryable, projectId: string, events: readonly NewEvent[], skipExisting: boolean): Promise<LoggedEvent[]> {

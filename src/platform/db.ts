@@ -121,6 +121,12 @@ export function asAppError(error: unknown): AppError | undefined {
 export const UNIQUE_VIOLATION = '23505';
 
 /**
+ * Batches smaller than this insert with ON CONFLICT straight away: for them the savepoint's two
+ * round trips cost more than ON CONFLICT does, and under load every round trip waits its turn.
+ */
+export const FAST_INSERT_MIN_ROWS = 100;
+
+/**
  * Inside a transaction: runs `fast` (say, an insert without ON CONFLICT, which is much cheaper in
  * bulk) and, should it hit a unique violation, rolls back to a savepoint and runs `safe` instead.
  */

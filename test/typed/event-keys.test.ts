@@ -1,6 +1,7 @@
 // typed.observation events are inserted without conflict handling (their keys name rows stored in
 // the same transaction); a key that exists anyway must not fail the ingest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_INSERT_MIN_ROWS } from '../../src/platform/db.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 describe('typed.observation event keys', () => {
@@ -25,6 +26,22 @@ describe('typed.observation event keys', () => {
     // The clashing key keeps the manual event; the other observation got its event.
     expect(typed.map((e: { payload: { observationId: string } }) => e.payload.observationId)).toEqual(['fine-2']);
     expect((await h.call('GET', p.projectId, '/memory-typed/accumulator?subjectKind=user&subjectExternalId=k1&attributeKey=hr')).json()).toMatchObject({ count: 2, sum: 3 });
+  });
+
+  it(`does the same in a batch of ${FAST_INSERT_MIN_ROWS} rows or more, which inserts without conflict handling first`, async () => {
+    await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'manual.thing', dedupeKey: 'typed:clash-big' } });
+    const rows = [
+      { id: 'clash-big', attributeKey: 'hr', subjectKind: 'user', subjectExternalId: 'k3', valueNumeric: 0, observedAt: new Date(Date.UTC(2026, 0, 3)).toISOString() },
+      ...Array.from({ length: FAST_INSERT_MIN_ROWS }, (_, i) => ({
+        attributeKey: 'hr', subjectKind: 'user', subjectExternalId: 'k3', valueNumeric: i + 1, observedAt: new Date(Date.UTC(2026, 0, 3, 0, 0, i + 1)).toISOString(),
+      })),
+    ];
+    const res = await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations: rows } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ accepted: FAST_INSERT_MIN_ROWS + 1, duplicates: 0 });
+    const events = (await h.call('GET', p.projectId, `/memory-events?eventTypes=typed.observation&subjectExternalId=k3&limit=${FAST_INSERT_MIN_ROWS + 10}`)).json();
+    expect(events).toHaveLength(FAST_INSERT_MIN_ROWS);
+    expect(events.map((e: { payload: { observationId: string } }) => e.payload.observationId)).not.toContain('clash-big');
   });
 
   it('gives every accepted numeric row its own event when no key clashes', async () => {

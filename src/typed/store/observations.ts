@@ -1,5 +1,5 @@
 // SQL for typed_observations: accepted and quarantined rows, inserted in bulk and listed.
-import { fastUnlessConflict, type Queryable } from '../../platform/db.js';
+import { FAST_INSERT_MIN_ROWS, fastUnlessConflict, type Queryable } from '../../platform/db.js';
 import { Conditions, iso } from '../../platform/sql.js';
 import type { Observation, ObservationStatus } from '../schemas.js';
 import type { CheckedRow } from '../validate.js';
@@ -19,7 +19,7 @@ export async function insertObservations(db: Queryable, projectId: string, rows:
   if (rows.length === 0) return new Set();
   const safe = () => insertRows(db, projectId, rows, true);
   // Most batches repeat nothing: try without ON CONFLICT (far cheaper in bulk), redo with it on a clash.
-  return options.optimistic ? fastUnlessConflict(db, () => insertRows(db, projectId, rows, false), safe) : safe();
+  return options.optimistic && rows.length >= FAST_INSERT_MIN_ROWS ? fastUnlessConflict(db, () => insertRows(db, projectId, rows, false), safe) : safe();
 }
 
 async function insertRows(db: Queryable, projectId: string, rows: readonly CheckedRow[], skipExisting: boolean): Promise<Set<string>> {
