@@ -99,3 +99,11 @@ END $$;
 ALTER TABLE meters ADD COLUMN shard smallint NOT NULL DEFAULT 0;
 ALTER TABLE meters DROP CONSTRAINT meters_pkey;
 ALTER TABLE meters ADD PRIMARY KEY (project_id, meter, period_start, shard);
+
+-- 4. Typed accumulators. A batch holding a point older than a subject's last one (late data)
+--    rebuilt the EWMA from the subject's whole series while it held the accumulator's row, so every
+--    ingest of the subject waited behind a read that grew with the series. Now such a batch folds
+--    the moments and last at once and marks the row; the EWMA is rebuilt by the typed.rebuild-series
+--    job, or by a read that finds it marked.
+ALTER TABLE typed_accumulators ADD COLUMN series_stale boolean NOT NULL DEFAULT false;
+CREATE INDEX typed_accumulators_stale ON typed_accumulators (project_id) WHERE series_stale;

@@ -2,9 +2,9 @@
 //
 // Order-free moments (count, sum, sum of squares, min, max, cumulative) fold in any order. `last`
 // and the EWMA are defined over the observations sorted by (observedAt, id): folding a batch whose
-// points all come after the stored `last` continues the EWMA; a batch holding an older point means
-// the EWMA must be rebuilt from the whole series (the store does that), so late data never
-// corrupts it.
+// points all come after the stored `last` continues the EWMA; a batch holding an older point folds
+// its moments and `last` at once (`foldLate`) and leaves the EWMA to be rebuilt from the whole
+// series (`withSeries`) before it is read, so late data never corrupts it.
 
 /** EWMA smoothing factor: the weight of the newest value. */
 export const EWMA_ALPHA = 0.3;
@@ -102,6 +102,20 @@ export function foldPoints(state: AccumulatorState, points: readonly NumericPoin
   if (!continuesSeries(state, points)) return undefined;
   const sorted = [...points].sort(comparePoints);
   return foldSeries(foldMoments(state, points), sorted);
+}
+
+/**
+ * Folds points that do not all come after the state's last (late data) without reading the series:
+ * the moments exactly, and `last` as the newest of the stored last and the points. The EWMA depends
+ * on the order of the whole series: it is left as it was, and must be rebuilt with `withSeries`
+ * over the whole series before it is read.
+ */
+export function foldLate(state: AccumulatorState, points: readonly NumericPoint[]): AccumulatorState {
+  const moments = foldMoments(state, points);
+  const newest = [...points].sort(comparePoints).at(-1);
+  const stored = state.lastObservedAt === null || state.lastId === null ? undefined : { observedAt: state.lastObservedAt, id: state.lastId };
+  if (newest === undefined || (stored !== undefined && comparePoints(newest, stored) <= 0)) return moments;
+  return { ...moments, last: newest.value, lastObservedAt: newest.observedAt, lastId: newest.id };
 }
 
 /** The state computed from scratch over a whole series, in any order. */

@@ -13,7 +13,10 @@ import { typedSubjectData } from './subject-data.js';
 
 export type { TypedJobs } from './service.js';
 
-export type TypedApi = Pick<TypedService, 'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'listObservations' | 'observationIds' | 'accumulator'>;
+export type TypedApi = Pick<
+  TypedService,
+  'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'rebuildStaleSeries' | 'listObservations' | 'observationIds' | 'accumulator'
+>;
 
 export function createTypedModule(
   runtime: Pick<Runtime, 'db' | 'log' | 'queue'>,
@@ -22,11 +25,15 @@ export function createTypedModule(
   const typed = new TypedService(runtime.db, domainQueue<TypedJobs>(runtime.queue, 'typed'), deps.tenancy, deps.events, runtime.log);
   return {
     name: 'typed',
-    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'listObservations', 'observationIds', 'accumulator']),
+    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'rebuildStaleSeries', 'listObservations', 'observationIds', 'accumulator']),
     routes: async (app) => app.register(typedRoutes, { typed }),
     jobs: typedJobs(typed),
     // Queued batches whose job was lost (a crash, a queue outage) are enqueued again.
-    schedules: [{ id: 'typed.ingest-sweep', job: 'typed.sweep', payload: {}, everyMs: 60_000 }],
+    schedules: [
+      { id: 'typed.ingest-sweep', job: 'typed.sweep', payload: {}, everyMs: 60_000 },
+      // Accumulators that late data left stale get their EWMA rebuilt from the whole series.
+      { id: 'typed.rebuild-series', job: 'typed.rebuild-series', payload: {}, everyMs: 10_000 },
+    ],
     // Batches queued before a restart are ingested now rather than at the first sweep.
     onStart: async () => void (await typed.sweepQueued(0)),
     subjectData: typedSubjectData(runtime.db),

@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { DomainQueue, JobHandlers } from '../platform/queue.js';
 import type { Principal, TenancyApi } from '../tenancy/index.js';
-import { derive, EMPTY_ACCUMULATOR, foldPoints, withSeries, type AccumulatorState, type NumericPoint } from './accumulator.js';
+import { derive, EMPTY_ACCUMULATOR, foldLate, foldPoints, withSeries, type NumericPoint } from './accumulator.js';
 import type { Accumulator, Attribute, AttributeBody, IngestReport, ObservationInput, ObservationQuery } from './schemas.js';
 import * as accumulators from './store/accumulators.js';
 import * as attributes from './store/attributes.js';
@@ -24,7 +24,11 @@ export const SWEEP_AFTER_MS = 60_000;
 export type TypedJobs = {
   'typed.ingest': { payload: { projectId: string; batchId: string }; result: { accepted: number; quarantined: number; duplicates: number } | null };
   'typed.sweep': { payload: Record<string, never>; result: { enqueued: number } };
+  'typed.rebuild-series': { payload: Record<string, never>; result: { rebuilt: number } };
 };
+
+/** Stale accumulators rebuilt per transaction of the typed.rebuild-series job. */
+const REBUILD_BATCH = 100;
 
 export class TypedService {
   constructor(
@@ -208,20 +212,38 @@ export class TypedService {
       groups.set(id, group);
     }
     const current = await accumulators.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
-    const next = new Map<string, AccumulatorState>();
-    const late: { id: string; key: accumulators.AccumulatorKey; moments: AccumulatorState }[] = [];
-    for (const [id, { key, points }] of groups) {
+    const next = new Map<string, accumulators.StoredAccumulator>();
+    for (const [id, { points }] of groups) {
       const state = current.get(id)!;
       const folded = foldPoints(state, points);
-      if (folded) next.set(id, folded);
-      // Late data: fold the order-free moments now, rebuild last and the EWMA from the whole series.
-      else late.push({ id, key, moments: foldPoints({ ...state, lastObservedAt: null, lastId: null }, points)! });
-    }
-    if (late.length > 0) {
-      const series = await observations.loadSeries(tx, projectId, late.map((l) => l.key));
-      for (const { id, moments } of late) next.set(id, withSeries(moments, series.get(id) ?? []));
+      // Late data: the moments and last now; the EWMA is rebuilt from the whole series later (by the
+      // typed.rebuild-series job, or by a read before it), not here, where the rows are locked: a
+      // series read per batch would hold every ingest of the subject behind it, and grow with it.
+      next.set(id, folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true });
     }
     await accumulators.writeAccumulators(tx, projectId, next);
+  }
+
+  /**
+   * Rebuilds the EWMA of up to `limit` accumulators that late data left stale, from their whole
+   * series, skipping those an ingest holds. Answers how many were rebuilt.
+   */
+  async rebuildStaleSeries(limit = REBUILD_BATCH): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const stale = await accumulators.lockStale(tx, limit);
+      const byProject = new Map<string, typeof stale>();
+      for (const row of stale) byProject.set(row.projectId, [...(byProject.get(row.projectId) ?? []), row]);
+      for (const [projectId, rows] of byProject) {
+        const series = await observations.loadSeries(tx, projectId, rows.map((r) => r.key));
+        const next = new Map<string, accumulators.StoredAccumulator>();
+        for (const { key, state } of rows) {
+          const id = accumulators.keyOf(key);
+          next.set(id, { ...withSeries(state, series.get(id) ?? []), stale: false });
+        }
+        await accumulators.writeAccumulators(tx, projectId, next);
+      }
+      return stale.length;
+    });
   }
 
   // ---- reads ----------------------------------------------------------------------------------
@@ -251,7 +273,9 @@ export class TypedService {
 
   /** The accumulator; a defined attribute with no observation for the subject answers count 0. */
   async accumulator(projectId: string, key: accumulators.AccumulatorKey): Promise<Accumulator> {
-    const found = await accumulators.getAccumulator(this.db, projectId, key);
+    const stored = await accumulators.getAccumulator(this.db, projectId, key);
+    // Stale (late data folded, its rebuild not run yet): the EWMA is rebuilt here, for this answer.
+    const found = stored?.stale ? { ...stored, ...withSeries(stored, (await observations.loadSeries(this.db, projectId, [key])).get(accumulators.keyOf(key)) ?? []) } : stored;
     if (found) return accumulators.toAccumulator(key, found, derive(found), found.updated);
     if (!(await attributes.getAttribute(this.db, projectId, key.attributeKey))) throw new NotFoundError(`attribute ${key.attributeKey} is not defined`);
     return accumulators.toAccumulator(key, EMPTY_ACCUMULATOR, derive(EMPTY_ACCUMULATOR), null);
@@ -265,6 +289,12 @@ export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
       return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
     },
     'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
+    'typed.rebuild-series': async () => {
+      let rebuilt = 0;
+      // Batch after batch until none is left (bounded: each batch takes at most REBUILD_BATCH).
+      for (let batch = await typed.rebuildStaleSeries(); batch > 0; batch = await typed.rebuildStaleSeries()) rebuilt += batch;
+      return { rebuilt };
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import {
   EMPTY_ACCUMULATOR,
   EWMA_ALPHA,
   ewmaStep,
+  foldLate,
   foldPoints,
   fromSeries,
   withSeries,
@@ -19,22 +20,31 @@ import {
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const point = (id: string, value: number, minutes: number): NumericPoint => ({ id, value, observedAt: T0 + minutes * 60_000 });
 
-/** Folds chunks one after another exactly as TypedService.foldAccumulators does. */
-function foldChunks(chunks: readonly NumericPoint[][]): AccumulatorState {
+/**
+ * Folds chunks one after another exactly as TypedService does: a chunk that continues the series
+ * folds at once; a late one folds its moments and last (foldLate) and leaves the EWMA stale; the
+ * EWMA is rebuilt over the series seen so far where `rebuilds[i]` says the rebuild job ran after
+ * chunk i, and at the end, as a read of a stale accumulator does.
+ */
+function foldChunks(chunks: readonly NumericPoint[][], rebuilds: readonly boolean[] = []): AccumulatorState {
   let state: AccumulatorState = EMPTY_ACCUMULATOR;
+  let stale = false;
   const seen: NumericPoint[] = [];
-  for (const chunk of chunks) {
+  chunks.forEach((chunk, i) => {
     seen.push(...chunk);
     const folded = foldPoints(state, chunk);
     if (folded) {
       state = folded;
     } else {
-      // Late data: the order-free moments fold now; last and the EWMA are rebuilt over the whole series.
-      const moments = foldPoints({ ...state, lastObservedAt: null, lastId: null }, chunk)!;
-      state = withSeries(moments, seen);
+      state = foldLate(state, chunk);
+      stale = true;
     }
-  }
-  return state;
+    if (stale && rebuilds[i]) {
+      state = withSeries(state, seen);
+      stale = false;
+    }
+  });
+  return stale ? withSeries(state, seen) : state;
 }
 
 /** |a - b| within 1e-9 relative to `scale` (the magnitude the rounding errors are relative to). */
@@ -185,12 +195,12 @@ describe('continuing a series', () => {
 });
 
 describe('properties', () => {
-  it('folding any chunks in any order equals the state from scratch (any doubles, within 1e-9)', () => {
+  it('folding any chunks in any order, late ones rebuilt whenever, equals the state from scratch (any doubles, within 1e-9)', () => {
     fc.assert(
       fc.property(
-        seriesOf(anyDouble).chain((points) => fc.tuple(fc.constant(points), chunked(points))),
-        ([points, chunks]) => {
-          const folded = foldChunks(chunks);
+        seriesOf(anyDouble).chain((points) => fc.tuple(fc.constant(points), chunked(points), fc.array(fc.boolean(), { maxLength: 8 }))),
+        ([points, chunks, rebuilds]) => {
+          const folded = foldChunks(chunks, rebuilds);
           const scratch = fromSeries(points);
           const absSum = points.reduce((s, p) => s + Math.abs(p.value), 0);
           const maxAbs = Math.max(...points.map((p) => Math.abs(p.value)));
@@ -214,9 +224,9 @@ describe('properties', () => {
   it('folding any chunks in any order equals the state from scratch exactly for values whose sums are exact', () => {
     fc.assert(
       fc.property(
-        seriesOf(dyadic).chain((points) => fc.tuple(fc.constant(points), chunked(points))),
-        ([points, chunks]) => {
-          const folded = foldChunks(chunks);
+        seriesOf(dyadic).chain((points) => fc.tuple(fc.constant(points), chunked(points), fc.array(fc.boolean(), { maxLength: 8 }))),
+        ([points, chunks, rebuilds]) => {
+          const folded = foldChunks(chunks, rebuilds);
           const scratch = fromSeries(points);
           // Sums of quarters are exact in any order; the EWMA runs the same steps in the same order.
           expect(folded).toEqual(scratch);
@@ -271,5 +281,22 @@ describe('properties', () => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('late data', () => {
+  it('folds the moments and last of a late batch at once, and leaves the EWMA for the rebuild', () => {
+    // Stored: 10 at minute 0, 20 at minute 2 (ewma 13). Late batch: 16 at minute 1, 30 at minute 3.
+    const stored = fromSeries([point('a', 10, 0), point('c', 20, 2)]);
+    const late = [point('b', 16, 1), point('d', 30, 3)];
+    const folded = foldLate(stored, late);
+    expect(folded).toMatchObject({ count: 4, sum: 76, min: 10, max: 30, last: 30, lastId: 'd', ewma: stored.ewma, ewmaVar: stored.ewmaVar });
+    // In series order 10, 16, 20, 30: ewma 10 -> 11.8 -> 14.26 -> 18.982
+    expect(withSeries(folded, [point('a', 10, 0), point('c', 20, 2), ...late]).ewma).toBeCloseTo(18.982, 12);
+  });
+
+  it('keeps the stored last when every late point is older', () => {
+    const stored = fromSeries([point('a', 10, 0), point('c', 20, 2)]);
+    expect(foldLate(stored, [point('b', 99, 1)])).toMatchObject({ count: 3, last: 20, lastId: 'c', max: 99 });
   });
 });

@@ -493,6 +493,26 @@ describe('typed attributes over HTTP', () => {
       expect(next).toMatchObject({ count: 3, last: 60 });
       expect(next.ewma).toBeCloseTo(43.2, 9);
     });
+
+    it('folds late data without reading the series, and the rebuild job stores the EWMA the reads computed', async () => {
+      await a.ingest(p.projectId, [numeric('job', 50, 10)]);
+      await a.ingest(p.projectId, [numeric('job', 30, 5)]);
+      const row = async () =>
+        (
+          await h.db.query<{ series_stale: boolean; ewma: number; count: number }>(
+            `SELECT series_stale, ewma, count FROM typed_accumulators WHERE project_id = $1 AND subject_external_id = 'job'`,
+            [p.projectId],
+          )
+        ).rows[0]!;
+      // Stored at once: the moments; the EWMA still that of [50], marked for the rebuild.
+      expect(await row()).toMatchObject({ series_stale: true, ewma: 50, count: 2 });
+      expect((await a.accumulator(p.projectId, 'user', 'job', 'hr')).ewma).toBeCloseTo(36, 9);
+      expect(await h.apis.typed.rebuildStaleSeries()).toBeGreaterThanOrEqual(1);
+      const rebuilt = await row();
+      expect(rebuilt.series_stale).toBe(false);
+      expect(rebuilt.ewma).toBeCloseTo(36, 9);
+      expect((await a.accumulator(p.projectId, 'user', 'job', 'hr')).ewma).toBeCloseTo(36, 9);
+    });
   });
 
   describe('reading observations', () => {

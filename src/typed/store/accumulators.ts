@@ -33,11 +33,19 @@ interface AccumulatorRow {
   cumulative: number;
   ewma: number | null;
   ewma_var: number | null;
+  series_stale: boolean;
   updated_at: Date;
 }
 
-function toState(row: AccumulatorRow): AccumulatorState {
+/**
+ * A stored accumulator: its state, and whether its EWMA awaits a rebuild from the whole series
+ * (late data was folded; see foldLate).
+ */
+export type StoredAccumulator = AccumulatorState & { stale: boolean };
+
+function toState(row: AccumulatorRow): StoredAccumulator {
   return {
+    stale: row.series_stale,
     count: Number(row.count),
     sum: row.sum,
     sumSq: row.sum_sq,
@@ -58,31 +66,61 @@ export function keyColumns(keys: readonly AccumulatorKey[]): [string[], string[]
 
 /**
  * Creates missing accumulator rows, then locks all of them in key order (so two batches touching
- * the same keys queue up instead of deadlocking) and answers their current state.
+ * the same keys queue up instead of deadlocking) and answers their current state. A row deleted
+ * between the two (a hard delete of the subject committing meanwhile) is created again and locked.
  */
-export async function lockAccumulators(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<Map<string, AccumulatorState>> {
-  const sorted = [...keys].sort(compareKeys);
-  const columns = keyColumns(sorted);
-  await db.query(
-    `INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
-     SELECT $1, k.kind, k.ext, k.attr FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(kind, ext, attr, n)
-     ORDER BY k.n
-     ON CONFLICT DO NOTHING`,
-    [projectId, ...columns],
-  );
-  const { rows } = await db.query<AccumulatorRow>(
-    `SELECT a.* FROM typed_accumulators a
-     JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
-       ON a.subject_kind = k.kind AND a.subject_external_id = k.ext AND a.attribute_key = k.attr
-     WHERE a.project_id = $1
-     ORDER BY a.subject_kind COLLATE "C", a.subject_external_id COLLATE "C", a.attribute_key COLLATE "C"
-     FOR UPDATE OF a`,
-    [projectId, ...columns],
-  );
-  return new Map(rows.map((r) => [keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }), toState(r)]));
+export async function lockAccumulators(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<Map<string, StoredAccumulator>> {
+  const locked = new Map<string, StoredAccumulator>();
+  let missing = [...keys].sort(compareKeys);
+  for (let attempt = 1; missing.length > 0; attempt++) {
+    if (attempt > LOCK_ATTEMPTS) throw new Error(`accumulator rows kept disappearing while being locked (${missing.length} of ${keys.length})`);
+    const columns = keyColumns(missing);
+    await db.query(
+      `INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
+       SELECT $1, k.kind, k.ext, k.attr FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(kind, ext, attr, n)
+       ORDER BY k.n
+       ON CONFLICT DO NOTHING`,
+      [projectId, ...columns],
+    );
+    const { rows } = await db.query<AccumulatorRow>(
+      `SELECT a.* FROM typed_accumulators a
+       JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
+         ON a.subject_kind = k.kind AND a.subject_external_id = k.ext AND a.attribute_key = k.attr
+       WHERE a.project_id = $1
+       ORDER BY a.subject_kind COLLATE "C", a.subject_external_id COLLATE "C", a.attribute_key COLLATE "C"
+       FOR UPDATE OF a`,
+      [projectId, ...columns],
+    );
+    for (const r of rows) locked.set(keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }), toState(r));
+    missing = missing.filter((k) => !locked.has(keyOf(k)));
+  }
+  return locked;
 }
 
-export async function writeAccumulators(db: Queryable, projectId: string, states: ReadonlyMap<string, AccumulatorState>): Promise<void> {
+/** Tries at creating and locking rows that a concurrent delete keeps removing. */
+const LOCK_ATTEMPTS = 5;
+
+/**
+ * Locks up to `limit` accumulators whose EWMA awaits a rebuild, skipping those another transaction
+ * holds (an ingest folding into one): a rebuild never waits.
+ */
+export async function lockStale(db: Queryable, limit: number): Promise<{ projectId: string; key: AccumulatorKey; state: StoredAccumulator }[]> {
+  const { rows } = await db.query<AccumulatorRow & { project_id: string }>(
+    `SELECT * FROM typed_accumulators WHERE series_stale
+     ORDER BY project_id, subject_kind COLLATE "C", subject_external_id COLLATE "C", attribute_key COLLATE "C"
+     LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return rows.map((r) => ({ projectId: r.project_id, key: { subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }, state: toState(r) }));
+}
+
+/** The project's accumulators whose EWMA awaits a rebuild. */
+export async function countStale(db: Queryable, projectId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_accumulators WHERE project_id = $1 AND series_stale', [projectId]);
+  return rows[0]!.n;
+}
+
+export async function writeAccumulators(db: Queryable, projectId: string, states: ReadonlyMap<string, StoredAccumulator>): Promise<void> {
   if (states.size === 0) return;
   const entries = [...states.entries()].map(([key, state]) => ({ key: JSON.parse(key) as [string, string, string], state }));
   const col = <T>(f: (e: (typeof entries)[number]) => T) => entries.map(f);
@@ -90,10 +128,10 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
     `UPDATE typed_accumulators a SET
        count = u.count, sum = u.sum, sum_sq = u.sum_sq, min_val = u.min_val, max_val = u.max_val, last_val = u.last_val,
        last_observed_at = u.last_observed_at::timestamptz, last_id = u.last_id, cumulative = u.cumulative, ewma = u.ewma, ewma_var = u.ewma_var,
-       updated_at = now()
+       series_stale = u.stale, updated_at = now()
      FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[],
-       $11::text[], $12::text[], $13::float8[], $14::float8[], $15::float8[])
-       AS u(kind, ext, attr, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, last_id, cumulative, ewma, ewma_var)
+       $11::text[], $12::text[], $13::float8[], $14::float8[], $15::float8[], $16::boolean[])
+       AS u(kind, ext, attr, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, last_id, cumulative, ewma, ewma_var, stale)
      WHERE a.project_id = $1 AND a.subject_kind = u.kind AND a.subject_external_id = u.ext AND a.attribute_key = u.attr`,
     [
       projectId,
@@ -111,11 +149,12 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
       col((e) => e.state.cumulative),
       col((e) => e.state.ewma),
       col((e) => e.state.ewmaVar),
+      col((e) => e.state.stale),
     ],
   );
 }
 
-export async function getAccumulator(db: Queryable, projectId: string, key: AccumulatorKey): Promise<(AccumulatorState & { updated: string }) | undefined> {
+export async function getAccumulator(db: Queryable, projectId: string, key: AccumulatorKey): Promise<(StoredAccumulator & { updated: string }) | undefined> {
   const { rows } = await db.query<AccumulatorRow>(
     'SELECT * FROM typed_accumulators WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3 AND attribute_key = $4',
     [projectId, key.subjectKind, key.subjectExternalId, key.attributeKey],
