@@ -315,6 +315,20 @@ describe(`concurrent writers of different kinds on shared subjects (${backend})`
     expect(ids).toEqual(stored);
     expect(stored).toHaveLength(EXPECTED_EVENTS);
   }, 300_000);
+
+  it('answers the connection pools\' figures in /readyz on Postgres, and none on PGlite', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode, res.body).toBe(200);
+    const { pools } = res.json() as { pools?: Record<string, { max: number; acquired: number; waiting: number; conflicts: number; maxWaitMs: number }> };
+    if (backend === 'pglite') {
+      expect(pools).toBeUndefined();
+      return;
+    }
+    expect(Object.keys(pools!).sort()).toEqual(['statements', 'transactions']);
+    expect(pools!.transactions).toMatchObject({ max: POOL_MAX, waiting: 0 });
+    expect(pools!.transactions!.acquired).toBeGreaterThan(0);
+    expect(pools!.statements!.acquired).toBeGreaterThan(0);
+  });
 });
 
 /** Counts answered writes and wakes whoever waits for the next one (or for the end). */
