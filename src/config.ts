@@ -40,6 +40,8 @@ export interface Config {
   /** SIGTERM: how long in-flight requests and active jobs get to finish before the process exits. */
   readonly shutdownTimeoutMs: number;
   readonly rateLimitPerMinute: number;
+  /** How long a resolved API key is reused without a query; a revocation by another process takes effect within it. 0: off. */
+  readonly apiKeyCacheMs: number;
   readonly poolMaxThreads: number;
   readonly poolMaxQueue: number;
   readonly poolTaskTimeoutMs: number;
@@ -253,6 +255,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dbPoolMax: r.int('DB_POOL_MAX', 10, 1, 1000),
     dbStatementPoolMax: r.int('DB_STATEMENT_POOL_MAX', 10, 1, 1000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    apiKeyCacheMs: r.int('API_KEY_CACHE_MS', 5000, 0, 300_000),
     poolMaxThreads,
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),
     poolTaskTimeoutMs: r.int('POOL_TASK_TIMEOUT_MS', 60_000, 100, 600_000),

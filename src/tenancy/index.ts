@@ -56,7 +56,7 @@ export type TenancyApi = Pick<TenancyService, (typeof SERVICE_METHODS)[number]> 
 };
 
 export function createTenancyModule(runtime: Pick<Runtime, 'config' | 'db' | 'log'> & Partial<Pick<Runtime, 'gateway'>>): DomainModule<TenancyApi> {
-  const service = new TenancyService(runtime.db);
+  const service = new TenancyService(runtime.db, runtime.config.apiKeyCacheMs);
   // Model tokens are metered per project: a project past its month's quota is refused before the
   // call, and every call's tokens are recorded after it (a failure to record is logged, not raised).
   runtime.gateway?.beforeCall((projectId) => service.assertWithin(projectId, 'model-tokens'));

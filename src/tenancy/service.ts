@@ -1,6 +1,7 @@
 // Projects, API keys, entitlements and meters: the one place that decides who may do what, and
 // how much of a metered resource a project may use.
 import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../platform/db.js';
 import {
   AuthenticationError,
@@ -74,7 +75,20 @@ function secondsToNextMonth(now: Date): number {
 }
 
 export class TenancyService {
-  constructor(private readonly db: Db) {}
+  /**
+   * Keys resolved in the last `keyCacheMs`, by hash: a request then costs no query to
+   * authenticate. A revocation or a plan change made through this process clears it at once;
+   * one made by another process (the CLI, another API process) takes effect there within
+   * `keyCacheMs`. 0 turns the cache off. Unknown keys are never cached, so a new key works at once.
+   */
+  private readonly keys: LRUCache<string, store.KeyWithProject> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    keyCacheMs = 0,
+  ) {
+    this.keys = keyCacheMs > 0 ? new LRUCache({ max: 10_000, ttl: keyCacheMs }) : undefined;
+  }
 
   async createProject(id: string, options: { name?: string; plan?: string } = {}): Promise<store.ProjectRow> {
     if (!isProjectId(id)) throw new ValidationError('project id must be 2 to 63 characters of a-z, 0-9, _ and -, starting with a letter or digit');
@@ -116,6 +130,7 @@ export class TenancyService {
   async setPlan(projectId: string, plan: string, overrides?: Parameters<typeof store.updateProjectPlan>[3]): Promise<void> {
     if (!isPlan(plan)) throw new ValidationError(`unknown plan ${plan}; plans are free, growth, enterprise`);
     if (!(await store.updateProjectPlan(this.db, projectId, plan, overrides))) throw new NotFoundError(`project ${projectId} not found`);
+    this.keys?.clear();
   }
 
   async createKey(projectId: string, permissions: Permission[], name: string | null = null): Promise<CreatedKey> {
@@ -156,6 +171,7 @@ export class TenancyService {
     if (matches.length === 0) throw new NotFoundError(`no API key with prefix ${prefixOrId}`);
     if (matches.length > 1) throw new ConflictError(`${matches.length} keys share the prefix ${prefixOrId}; revoke by id (${matches.map((k) => k.id).join(', ')})`);
     await store.revokeKey(this.db, matches[0]!.id);
+    this.keys?.clear();
     return { ...matches[0]!, revokedAt: matches[0]!.revokedAt ?? new Date() };
   }
 
@@ -164,7 +180,12 @@ export class TenancyService {
     if (apiKey === undefined || apiKey.length === 0) {
       throw new AuthenticationError('missing API key: send Authorization: Bearer <key>');
     }
-    const key = await store.findKeyByHash(this.db, hashKey(apiKey));
+    const hash = hashKey(apiKey);
+    let key = this.keys?.get(hash);
+    if (!key) {
+      key = await store.findKeyByHash(this.db, hash);
+      if (key && key.revokedAt === null) this.keys?.set(hash, key);
+    }
     if (!key || key.revokedAt !== null) throw new AuthenticationError('invalid or revoked API key');
     if (key.projectId !== projectId) throw new NotFoundError(`project ${projectId} not found`);
     return {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import errorHandler from '../../src/platform/error-handler.js';
 import type { AuditRecord, AuditResult } from '../../src/tenancy/index.js';
 import { hashKey } from '../../src/tenancy/keys.js';
+import { TenancyService } from '../../src/tenancy/service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 /** The start of an audited call's record, completed by its outcome (as the audit log keeps it). */
@@ -224,5 +225,30 @@ describe('the audit marker', () => {
     })();
     await expect(starting).rejects.toThrow(/audit "peek\.memory"/);
     await app.close().catch(() => {});
+  });
+});
+
+describe('the API key cache', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false });
+  });
+  afterAll(() => h?.close());
+
+  it('reuses a resolved key without a query for API_KEY_CACHE_MS, so a revocation by another process applies within it; 0 applies it at once', async () => {
+    const { projectId, apiKey } = await h.project();
+    const cached = new TenancyService(h.db, 60_000);
+    const uncached = new TenancyService(h.db, 0);
+    await expect(cached.authenticate(apiKey, projectId)).resolves.toMatchObject({ projectId });
+    await expect(uncached.authenticate(apiKey, projectId)).resolves.toMatchObject({ projectId });
+    // Another process revokes it: straight in the database, behind both services' backs.
+    await h.db.query('UPDATE api_keys SET revoked_at = now() WHERE project_id = $1', [projectId]);
+    await expect(cached.authenticate(apiKey, projectId)).resolves.toMatchObject({ projectId });
+    await expect(uncached.authenticate(apiKey, projectId)).rejects.toMatchObject({ code: 'AUTHENTICATION_ERROR' });
+    // A revocation through the service itself clears its cache at once.
+    const { apiKey: second } = await h.project({ id: `${projectId}-b` });
+    await cached.authenticate(second, `${projectId}-b`);
+    await cached.revokeKey(second.slice(0, 12));
+    await expect(cached.authenticate(second, `${projectId}-b`)).rejects.toMatchObject({ code: 'AUTHENTICATION_ERROR' });
   });
 });
