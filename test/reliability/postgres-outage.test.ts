@@ -2,7 +2,7 @@
 // with `pg_ctl stop -m immediate` (as a crash) under a write load and started again. Every request
 // answers 2xx or 503 with Retry-After in bounded time, never a 500 or a hang; every write that was
 // acknowledged is there after the restart; the API recovers by itself.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,22 @@ function pg(tool: string, args: string[]): void {
   if (result.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
 }
 
+/**
+ * The same, without blocking the event loop: under load a `pg_ctl start -w` run with spawnSync would
+ * freeze every request in flight for the seconds the server takes to start, and their timings with it.
+ */
+function pgAsync(tool: string, args: string[]): Promise<void> {
+  const command = join(binDir!, tool);
+  const child = asRoot ? spawn('runuser', ['-u', 'postgres', '--', command, ...args]) : spawn(command, args);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${tool} ${args.join(' ')} failed: ${output}`))));
+  });
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Outcome {
@@ -51,6 +67,8 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
 
   const start = () => pg('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
   const crash = () => pg('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
+  const startUnderLoad = () => pgAsync('pg_ctl', ['-D', join(dir, 'data'), '-l', join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, 'start']);
+  const crashUnderLoad = () => pgAsync('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lattice-pg-'));
@@ -106,11 +124,11 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
     };
     const writers = [0, 1, 2, 3].map(writer);
     await sleep(1500);
-    crash();
+    await crashUnderLoad();
     phase = 'down';
     const readyDown = await app.inject({ method: 'GET', url: '/readyz' });
     await sleep(3000);
-    start();
+    await startUnderLoad();
     phase = 'after';
     // Keep writing until writes succeed again (the pool drops its dead connections as it meets them).
     const deadline = Date.now() + 20_000;
