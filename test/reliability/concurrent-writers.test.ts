@@ -2,12 +2,12 @@
 // serialization error, the database holds exactly what was answered as written, and a poller paging
 // the event log meanwhile sees every event exactly once, in strictly increasing occurredAt order.
 //
-// Why: the writes take the same rows in different orders. On Postgres an event emit takes the
-// project's clock row (event_clocks) and then, through the events insert trigger, the subject's
-// behavior_mining_queue row; a typed ingest takes the subjects' queue rows first (the
-// typed_observations insert trigger), folds the accumulators, and then appends its typed.observation
-// events, taking the clock. Two such transactions cross and Postgres aborts one with
-// `deadlock detected` (40P01), which the API answered as a 500. Saves and observes with activity
+// Why: the writes used to take the same rows in different orders. An event emit took the project's
+// clock row and then, through the events insert trigger, the subject's mining-queue row; a typed
+// ingest took the subjects' queue rows first (the typed_observations insert trigger), folded the
+// accumulators, and then appended its typed.observation events, taking the clock. Two such
+// transactions crossed and Postgres aborted one with `deadlock detected` (40P01), which the API
+// answered as a 500. Migration 0015 removed both shared rows. Saves and observes with activity
 // metadata (metadata.eventType) take the same queue rows through the memories trigger; decisions
 // and outcomes write memories and the evidence rows of what informed them. Other files race
 // identical requests (races.test.ts) or one writer against a hard delete
