@@ -17,7 +17,7 @@ Errors have one body: \`{ statusCode, code, message, params? }\`. Codes: VALIDAT
 AUTHENTICATION_ERROR (401), AUTHORIZATION_ERROR and FEATURE_DISABLED (403, the upgrade prompt in
 \`message\`), NOT_FOUND (404), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNSUPPORTED_MEDIA_TYPE
 (415), RATE_LIMIT and QUOTA_EXCEEDED (429, with Retry-After in seconds), INTERNAL_ERROR (500),
-SERVICE_UNAVAILABLE, OVERLOADED, JOB_TIMEOUT and NOT_CONFIGURED (503, Retry-After where a retry can help).
+SERVICE_UNAVAILABLE, WRITE_CONFLICT (concurrent writes met and this one lost every retry; nothing was written), OVERLOADED, JOB_TIMEOUT and NOT_CONFIGURED (503, Retry-After where a retry can help).
 A POST without a body is treated as \`{}\`. Request bodies reject unknown fields.
 `.trim();
 
