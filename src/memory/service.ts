@@ -386,13 +386,10 @@ export class MemoryService {
     while (total < DRAIN_LIMIT) {
       if (this.stopping.aborted) return { embedded: total };
       const { embedded, claimed } = await this.claimAndEmbed(projectId, BACKFILL_DEFAULT_BATCH);
-      if (claimed === 0) {
-        // What is left is claimed by other drains; should one of them have died, its rows are
-        // taken again once its claim lapses.
-        const lapse = await store.nextClaimLapse(this.db, projectId);
-        if (lapse) await this.scheduleEmbedding(projectId, Date.now(), lapse.getTime());
-        return { embedded: total };
-      }
+      // What is left is claimed by other drains. Should one of them have died, the embedding sweep
+      // (every minute) schedules a drain that takes its rows once the claim lapses; a job delayed
+      // to the lapse here would sit in the queue for a minute though the other drain finishes.
+      if (claimed === 0) return { embedded: total };
       total += embedded;
     }
     await this.scheduleEmbedding(projectId);

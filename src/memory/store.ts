@@ -469,16 +469,6 @@ export async function claimUnembedded(db: Queryable, projectId: string, limit: n
   return result.rows.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
-/** When the earliest claim on a row still without a vector lapses (undefined: no such claim). */
-export async function nextClaimLapse(db: Queryable, projectId: string): Promise<Date | undefined> {
-  const { rows } = await db.query<{ lapse: Date | null }>(
-    `SELECT min(embed_claimed_at) + make_interval(secs => $2) AS lapse FROM memories WHERE project_id = $1 AND embedding IS NULL AND embed_claimed_at IS NOT NULL`,
-    [projectId, EMBED_CLAIM_SECONDS],
-  );
-  const lapse = rows[0]?.lapse;
-  return lapse ? new Date(lapse) : undefined;
-}
-
 /**
  * Writes vectors for rows that still have none; answers how many it wrote. A row embedded
  * meanwhile by a concurrent backfill is left alone and not counted twice.
