@@ -29,6 +29,8 @@ export type TypedJobs = {
 
 /** Stale accumulators rebuilt per transaction of the typed.rebuild-series job. */
 const REBUILD_BATCH = 100;
+/** Batches one run of the job takes at most. */
+const REBUILD_BATCHES_PER_RUN = 50;
 
 export class TypedService {
   constructor(
@@ -291,8 +293,13 @@ export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
     'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
     'typed.rebuild-series': async () => {
       let rebuilt = 0;
-      // Batch after batch until none is left (bounded: each batch takes at most REBUILD_BATCH).
-      for (let batch = await typed.rebuildStaleSeries(); batch > 0; batch = await typed.rebuildStaleSeries()) rebuilt += batch;
+      // Batch after batch until none is left, or REBUILD_BATCHES_PER_RUN (ingests of late data may
+      // keep marking rows; what is left waits for the next run, 10 s on).
+      for (let run = 0; run < REBUILD_BATCHES_PER_RUN; run++) {
+        const batch = await typed.rebuildStaleSeries();
+        rebuilt += batch;
+        if (batch === 0) break;
+      }
       return { rebuilt };
     },
   };

@@ -114,12 +114,6 @@ export async function lockStale(db: Queryable, limit: number): Promise<{ project
   return rows.map((r) => ({ projectId: r.project_id, key: { subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }, state: toState(r) }));
 }
 
-/** The project's accumulators whose EWMA awaits a rebuild. */
-export async function countStale(db: Queryable, projectId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_accumulators WHERE project_id = $1 AND series_stale', [projectId]);
-  return rows[0]!.n;
-}
-
 export async function writeAccumulators(db: Queryable, projectId: string, states: ReadonlyMap<string, StoredAccumulator>): Promise<void> {
   if (states.size === 0) return;
   const entries = [...states.entries()].map(([key, state]) => ({ key: JSON.parse(key) as [string, string, string], state }));
