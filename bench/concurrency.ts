@@ -25,7 +25,8 @@
 //   npm run bench:concurrency                      # embedded default (PGlite, in-process queue)
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:concurrency
 // Settings: CONCURRENCY_CLIENTS (1,4,16,64), CONCURRENCY_SECONDS per phase (20),
-// CONCURRENCY_PROJECTS (20), CONCURRENCY_SEED_MEMORIES per project (100); the service settings
+// CONCURRENCY_PROJECTS (20), CONCURRENCY_SEED_MEMORIES per project (100), CONCURRENCY_NODE_ARGS for
+// the server's node (--cpu-prof…); the service settings
 // the soak hands to the server (the database pools' sizes, POOL_MAX_THREADS, WORKER_CONCURRENCY…;
 // bench/lattice-process.ts lists them) go through here too. On Postgres a throwaway database is
 // created and dropped, and the queue prefix's Redis keys deleted.
@@ -45,6 +46,8 @@ const SECONDS = (() => {
   return value;
 })();
 const PROJECTS = positiveInt('CONCURRENCY_PROJECTS', 20);
+/** Arguments for the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
+const NODE_ARGS = (process.env.CONCURRENCY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const SEED_MEMORIES = positiveInt('CONCURRENCY_SEED_MEMORIES', 100);
 /** Untimed, before the first phase: the server's code paths warmed up (JIT, caches) under load. */
 const WARM_UP_SECONDS = 3;
@@ -144,7 +147,7 @@ async function main(): Promise<void> {
     progress(`[concurrency] ${lattice.backend}: creating ${PROJECTS} projects with the admin CLI`);
     const keys = await createProjects(lattice, ids);
     progress(`[concurrency] starting lattice serve on ${lattice.backend}`);
-    await lattice.start();
+    await lattice.start({ nodeArgs: NODE_ARGS });
     const projects = ids.map((id) => projectAt(lattice.origin, id, keys.get(id)!));
     const workload = createWorkload();
     progress(`[concurrency] seeding ${SEED_MEMORIES} memories in each project`);

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import { ensureEmbeddingDimension } from '../src/embeddings/dimension.js';
+import { admitToHnsw, markForHnsw, markHnswReady } from '../src/memory/search/project-index-store.js';
 import { createMemoryModule, type MemoryApi } from '../src/memory/index.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
@@ -140,9 +141,20 @@ export async function dropVectorIndex(ctx: Lattice): Promise<string[]> {
   return dropped;
 }
 
-/** Builds the vector index over what is loaded, as a boot builds it (ensureEmbeddingDimension): its time, name(s) and size. */
+/**
+ * Builds the vector index over what is loaded, as a boot builds it (ensureEmbeddingDimension): its
+ * time, name(s) and size. Every loaded project is admitted to the graph first (migration 0016), so
+ * that the index holds every row, as the benches measure HNSW at each size, forced below the
+ * exact-scan threshold too; the service admits only the projects past it.
+ */
 export async function buildVectorIndex(ctx: Lattice): Promise<{ ms: number; indexes: string[]; size: string }> {
   const { db, config } = ctx.runtime;
+  const { rows: projects } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories`);
+  for (const { project_id: projectId } of projects) {
+    await admitToHnsw(db, projectId);
+    while ((await markForHnsw(db, projectId, 50_000)) > 0);
+    await markHnswReady(db, projectId);
+  }
   const start = performance.now();
   await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
   const ms = performance.now() - start;

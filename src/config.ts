@@ -74,7 +74,7 @@ export interface Config {
   readonly multimodal: boolean;
   /** MEMORY_REFLECTION_ENABLED: POST /admin/memory/reflect synthesises insights with the gateway. */
   readonly reflection: boolean;
-  /** A project with at most this many embedded memories is searched by exact scan, above by HNSW. */
+  /** A project with at most this many embedded memories is searched by exact scan, above by HNSW once the memory.project-indexes job has put its rows in the graph (exact scan until then). */
   readonly searchExactScanMaxRows: number;
   /** HNSW's candidate list on the approximate path (hnsw.ef_search): recall of the vector list against its cost. */
   readonly searchHnswEfSearch: number;
@@ -84,7 +84,7 @@ export interface Config {
   readonly searchIvfMinRows: number;
   /** SEARCH_IVF_PROBES: the lists such an index probes per search (ivfflat.probes). */
   readonly searchIvfProbes: number;
-  /** SEARCH_IVF_EVERY_MS: how often the memory.project-indexes job looks at the projects' sizes. */
+  /** SEARCH_IVF_EVERY_MS: how often the memory.project-indexes job looks at the projects' sizes (admits those past SEARCH_EXACT_SCAN_MAX_ROWS to the HNSW graph, builds IVFFlat indexes). */
   readonly searchIvfEveryMs: number;
   /** MEMORY_ASSOCIATIVE_RECALL_ENABLED: fold the graph bonus into ranked search. */
   readonly associativeRecall: boolean;

@@ -3,7 +3,7 @@
 // HNSW index, and every later boot checks that the setting still matches what is stored, and that
 // the index has this version's build settings (rebuilding it once when they changed).
 import type { Db, Queryable } from '../platform/db.js';
-import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, hnswColumn } from '../platform/vector-index.js';
+import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, HNSW_PREDICATE, hnswColumn } from '../platform/vector-index.js';
 
 export class EmbeddingDimensionMismatch extends Error {
   constructor(configured: number, stored: number) {
@@ -54,8 +54,9 @@ export async function ensureEmbeddingDimension(db: Db, dimensions: number, build
 }
 
 /**
- * Builds the HNSW index with the backend's settings, or rebuilds it when it was built with others or
- * over another expression (an older version's). `memoryMb`: maintenance_work_mem on Postgres, where
+ * Builds the HNSW index with the backend's settings, partial on the rows of the projects that search
+ * through it (HNSW_PREDICATE), or rebuilds it when it was built with others or over another
+ * expression or rows (an older version's). `memoryMb`: maintenance_work_mem on Postgres, where
  * the graph built in memory is many times faster than one that spills.
  */
 async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: number, memoryMb: number | undefined): Promise<void> {
@@ -67,7 +68,8 @@ async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: numb
     [HNSW_INDEX],
   );
   const current = rows[0];
-  if (current && wanted.every((o) => current.options?.includes(o)) && current.definition.includes(column.printed)) return;
+  const predicate = ` WHERE ${HNSW_PREDICATE}`;
+  if (current && wanted.every((o) => current.options?.includes(o)) && current.definition.includes(column.printed) && current.definition.endsWith(predicate)) return;
   if (current) await tx.exec(`DROP INDEX ${HNSW_INDEX}`);
   // A build over a large table takes minutes (about 25 at a million memories on two cores): no
   // statement timeout, and the memory to build the graph without spilling.
@@ -75,5 +77,5 @@ async function ensureHnswIndex(tx: Queryable, kind: Db['kind'], dimensions: numb
     await tx.exec(`SET LOCAL statement_timeout = 0`);
     if (memoryMb) await tx.exec(`SET LOCAL maintenance_work_mem = '${Math.trunc(memoryMb)}MB'`);
   }
-  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (${column.sql}) WITH (m = ${m}, ef_construction = ${efConstruction})`);
+  await tx.exec(`CREATE INDEX ${HNSW_INDEX} ON memories USING hnsw (${column.sql}) WITH (m = ${m}, ef_construction = ${efConstruction})${predicate}`);
 }

@@ -42,7 +42,7 @@ export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs & ProjectInd
 export type MemoryApi = {
   /** The memories a subject's export or erase covers: its own and those derived from them (compliance). */
   subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
-  /** Builds, rebuilds and drops the large projects' IVFFlat indexes now (the memory.project-indexes job). */
+  /** Admits the projects past the exact-scan threshold to the HNSW graph, and builds, rebuilds and drops the large projects' IVFFlat indexes, now (the memory.project-indexes job). */
   maintainVectorIndexes(): Promise<ProjectIndexChanges>;
 } & Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
@@ -57,6 +57,7 @@ export function createMemoryModule(
   // Each service sees the queue typed with its own jobs only.
   const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
   const indexes = new ProjectVectorIndexes(db, {
+    exactScanMaxRows: config.searchExactScanMaxRows,
     minRows: config.searchIvfMinRows,
     probes: config.searchIvfProbes,
     buildMemoryMb: config.searchHnswBuildMemoryMb,

@@ -471,7 +471,8 @@ export async function claimUnembedded(db: Queryable, projectId: string, limit: n
 
 /**
  * Writes vectors for rows that still have none; answers how many it wrote. A row embedded
- * meanwhile by a concurrent backfill is left alone and not counted twice.
+ * meanwhile by a concurrent backfill is left alone and not counted twice. A row of a project
+ * admitted to the HNSW graph is marked for it (migration 0016); a mark already set stays.
  */
 export async function writeEmbeddings(
   db: Queryable,
@@ -481,7 +482,8 @@ export async function writeEmbeddings(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await db.query(
-    `UPDATE memories m SET embedding = v.embedding::vector, embedding_model = $3
+    `UPDATE memories m SET embedding = v.embedding::vector, embedding_model = $3,
+            vector_indexed = m.vector_indexed OR EXISTS (SELECT 1 FROM vector_indexed_projects p WHERE p.project_id = $4)
        FROM unnest($1::text[], $2::text[]) AS v(id, embedding)
       WHERE m.id = v.id AND m.project_id = $4 AND m.embedding IS NULL`,
     [rows.map((r) => r.id), rows.map((r) => pgvector.toSql(Array.from(r.vector))), model, projectId],

@@ -27,6 +27,13 @@ export const HNSW_BUILD = {
   pglite: { m: 16, efConstruction: 64, precision: 'full' },
 } as const;
 
+/**
+ * The HNSW index is partial: it holds the rows of the projects past SEARCH_EXACT_SCAN_MAX_ROWS, the
+ * only ones that search through it (memory/search/project-index.ts marks them, migration 0016). A
+ * walk of the graph must name the predicate for the planner to use the index.
+ */
+export const HNSW_PREDICATE = 'vector_indexed';
+
 /** pgvector's HNSW indexes vectors of up to 2,000 dimensions, half-precision ones up to 4,000; wider ones are scanned exactly. */
 export const HNSW_MAX_DIMENSIONS = { half: 4000, full: 2000 } as const;
 

@@ -2,7 +2,7 @@
 // at the backend's precision (half on Postgres, full on PGlite), and an index an older version built
 // with other settings or at the other precision is rebuilt once at the next start.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HNSW_BUILD } from '../../src/platform/vector-index.js';
+import { HNSW_BUILD, hnswColumn } from '../../src/platform/vector-index.js';
 import { createLattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { newId } from '../../src/platform/ids.js';
@@ -78,6 +78,21 @@ describe('the HNSW index build settings', () => {
     await again.close();
     expect(await definition()).toContain(wanted.printed);
     expect(await indexOptions(h)).toEqual([{ options: [`m=${m}`, `ef_construction=${efConstruction}`] }]);
+  });
+
+  it('hold only the rows marked vector_indexed: an older index over every row with the same settings is rebuilt partial', async () => {
+    const definition = async () =>
+      (await h.db.query<{ def: string }>(`SELECT pg_get_indexdef('memories_embedding_hnsw'::regclass) AS def`)).rows[0]!.def;
+    expect(await definition()).toMatch(/ WHERE vector_indexed$/);
+    const column = hnswColumn(h.db.kind, h.config.embeddingDimensions).sql;
+    const { m, efConstruction } = HNSW_BUILD[h.db.kind];
+    await h.db.exec(
+      `DROP INDEX memories_embedding_hnsw; CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (${column}) WITH (m = ${m}, ef_construction = ${efConstruction})`,
+    );
+    expect(await definition()).not.toContain('WHERE');
+    const again = await createLattice(testConfig(h.database), { log: createLogger('silent'), db: h.db });
+    await again.close();
+    expect(await definition()).toMatch(/ WHERE vector_indexed$/);
   });
 
   it('are restored when an older index was built with others, keeping the vectors', async () => {

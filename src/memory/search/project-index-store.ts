@@ -94,3 +94,43 @@ export async function dropIndex(db: Queryable, name: string): Promise<void> {
 
 /** The literal form of a project's condition: a partial index's predicate is proved from a constant, not a parameter. */
 export const projectLiteral = literal;
+
+/** The projects admitted to the HNSW graph (migration 0016), and whether each is ready: every row marked. */
+export async function hnswProjects(db: Queryable): Promise<Map<string, boolean>> {
+  const { rows } = await db.query<{ project_id: string; ready: boolean }>(`SELECT project_id, ready FROM vector_indexed_projects ORDER BY project_id`);
+  return new Map(rows.map((r) => [r.project_id, r.ready]));
+}
+
+/** Admits a project: from its commit on, every embedding written for it is marked as it is written. */
+export async function admitToHnsw(db: Queryable, projectId: string): Promise<void> {
+  await db.query(`INSERT INTO vector_indexed_projects (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING`, [projectId]);
+}
+
+/**
+ * Marks up to `limit` of the project's unmarked rows, embedded or not, linking the embedded ones
+ * into the graph; answers how many. A row whose embedding is being written waits for that writer
+ * and is marked after it, so no row written by one that began before the admission stays out.
+ */
+export async function markForHnsw(db: Queryable, projectId: string, limit: number): Promise<number> {
+  const result = await db.query(
+    `UPDATE memories m SET vector_indexed = true
+      WHERE m.project_id = $1 AND m.id IN (SELECT id FROM memories WHERE project_id = $1 AND NOT vector_indexed LIMIT $2)
+        AND NOT m.vector_indexed`,
+    [projectId, limit],
+  );
+  return result.rowCount;
+}
+
+export async function markHnswReady(db: Queryable, projectId: string): Promise<void> {
+  await db.query(`UPDATE vector_indexed_projects SET ready = true, ready_at = now() WHERE project_id = $1`, [projectId]);
+}
+
+/** How a project's vectors are searched, as the registries say: its own IVFFlat index, the HNSW graph (ready), or neither. */
+export async function vectorPathState(db: Queryable, projectId: string): Promise<{ ivf: boolean; hnsw: boolean }> {
+  const { rows } = await db.query<{ ivf: boolean; hnsw: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM project_vector_indexes WHERE project_id = $1) AS ivf,
+            EXISTS (SELECT 1 FROM vector_indexed_projects WHERE project_id = $1 AND ready) AS hnsw`,
+    [projectId],
+  );
+  return rows[0]!;
+}

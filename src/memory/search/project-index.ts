@@ -1,32 +1,50 @@
-// An IVFFlat index of its own for each project past SEARCH_IVF_MIN_ROWS embedded memories
-// (Postgres). The shared HNSW graph serves every project up to there; at a million memories in one
-// project it misses whole topic clusters (the walk settles in a neighbouring cluster and stays),
-// while IVFFlat over that project alone, at 10 of 1,000 lists probed, held 0.98 of the exact top
-// 10 at a p95 of 12.5 ms (README, "One project of a million memories").
+// The vector indexes a project is searched through, past the sizes where exact scan serves it.
 //
-// A job (memory.project-indexes, every SEARCH_IVF_EVERY_MS) builds the index of a project that
-// has passed the threshold, builds a new one beside the old when the project has doubled since (its
-// lists grow with it) and then drops the old, and drops the index of a project that has fallen
-// below half the threshold or is gone. The search takes a project's index once the registry lists
-// it (cached for a minute); until then, and on PGlite, HNSW serves as before.
+// The shared HNSW graph holds only the projects past SEARCH_EXACT_SCAN_MAX_ROWS embedded memories
+// (migration 0016): linking a row costs milliseconds of database time at ef_construction 800, and
+// a project below the threshold never walks the graph. A project past it is admitted (its new
+// embeddings are marked as written), its rows are marked in batches, and then it is ready: until
+// then search scans it exactly, as it did when it was small. A project that shrinks stays admitted.
+//
+// Past SEARCH_IVF_MIN_ROWS a project gets an IVFFlat index of its own (Postgres): at a million
+// memories in one project the shared graph misses whole topic clusters (the walk settles in a
+// neighbouring cluster and stays), while IVFFlat over that project alone, at 10 of 1,000 lists
+// probed, held 0.98 of the exact top 10 at a p95 of 12.5 ms (README, "One project of a million
+// memories").
+//
+// A job (memory.project-indexes, every SEARCH_IVF_EVERY_MS) admits and marks the projects past the
+// exact-scan threshold, builds the IVFFlat index of a project that has passed its threshold, builds
+// a new one beside the old when the project has doubled since (its lists grow with it) and then
+// drops the old, and drops the index of a project that has fallen below half the threshold or is
+// gone. The search takes a project's path once the registries list it (cached for a minute).
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../../platform/db.js';
 import { ivfLists } from '../../platform/vector-index.js';
 import {
+  admitToHnsw,
   buildIndex,
   dropIndex,
   embeddedCounts,
+  hnswProjects,
   IVF_PREFIX,
   ivfIndexNames,
+  markForHnsw,
+  markHnswReady,
   register,
   registeredIndexes,
   unregister,
+  vectorPathState,
 } from './project-index-store.js';
 
 const LOCK = 0x6c61747469636569n; // "latticei"
 
+/** Rows marked per statement when a project is admitted to the HNSW graph (each links its embedded rows). */
+const MARK_BATCH = 500;
+
 export interface ProjectIndexOptions {
+  /** SEARCH_EXACT_SCAN_MAX_ROWS: a project with more embedded memories is searched through a vector index. */
+  exactScanMaxRows: number;
   /** SEARCH_IVF_MIN_ROWS: a project with this many embedded memories gets an index of its own. */
   minRows: number;
   /** SEARCH_IVF_PROBES: lists probed per search (ivfflat.probes). */
@@ -38,45 +56,75 @@ export interface ProjectIndexOptions {
 }
 
 export interface ProjectIndexChanges {
+  /** Projects admitted to the HNSW graph in this run, with their embedded rows then. */
+  admitted: { projectId: string; rows: number }[];
   built: { projectId: string; indexName: string; lists: number; rows: number }[];
   dropped: string[];
 }
 
+/** How search reads a project's vectors past the exact-scan threshold. */
+export interface VectorPathChoice {
+  /** The HNSW graph holds every row of the project. */
+  hnswReady: boolean;
+  /** ivfflat.probes, for a project with an IVFFlat index of its own (Postgres only). */
+  ivfProbes?: number;
+}
+
 export class ProjectVectorIndexes {
-  private readonly indexed = new LRUCache<string, boolean>({ max: 10_000, ttl: 60_000 });
+  private readonly paths = new LRUCache<string, { ivf: boolean; hnsw: boolean }>({ max: 10_000, ttl: 60_000 });
 
   constructor(
     private readonly db: Db,
     private readonly options: ProjectIndexOptions,
   ) {}
 
-  /** ivfflat.probes for a project that has an index of its own; undefined for the rest (and on PGlite). */
-  async probesFor(projectId: string): Promise<number | undefined> {
-    if (this.db.kind !== 'pg') return undefined;
-    let indexed = this.indexed.get(projectId);
-    if (indexed === undefined) {
-      indexed = (await registeredIndexes(this.db, projectId)).length > 0;
-      this.indexed.set(projectId, indexed);
+  /** The project's path as the registries list it (cached for a minute). */
+  async pathFor(projectId: string): Promise<VectorPathChoice> {
+    let state = this.paths.get(projectId);
+    if (state === undefined) {
+      state = await vectorPathState(this.db, projectId);
+      this.paths.set(projectId, state);
     }
-    return indexed ? this.options.probes : undefined;
+    const ivf = state.ivf && this.db.kind === 'pg';
+    return { hnswReady: state.hnsw, ...(ivf ? { ivfProbes: this.options.probes } : {}) };
   }
 
-  /** Builds, rebuilds and drops the projects' indexes as their sizes now ask; one run at a time across processes. */
+  /**
+   * Admits and marks the projects past the exact-scan threshold, then (Postgres) builds, rebuilds
+   * and drops the largest projects' IVFFlat indexes as their sizes now ask; one run at a time
+   * across processes.
+   */
   async maintain(): Promise<ProjectIndexChanges> {
-    const changes: ProjectIndexChanges = { built: [], dropped: [] };
-    if (this.db.kind !== 'pg') return changes;
+    const changes: ProjectIndexChanges = { admitted: [], built: [], dropped: [] };
+    const pg = this.db.kind === 'pg';
     await this.db.withAdvisoryLock(LOCK, async (session) => {
-      // Counting a large project's rows and building its index take longer than a request may.
-      await session.exec('SET statement_timeout = 0');
+      // Counting a large project's rows, marking them and building its index take longer than a request may.
+      if (pg) await session.exec('SET statement_timeout = 0');
       try {
-        await this.reconcile(session, changes);
+        await this.admit(session, changes);
+        if (pg) await this.reconcile(session, changes);
       } finally {
-        await session.exec('RESET statement_timeout');
+        if (pg) await session.exec('RESET statement_timeout');
       }
     });
     // This process sees the change at once; others when their cached answer expires.
-    this.indexed.clear();
+    this.paths.clear();
     return changes;
+  }
+
+  /** Admits each project past the exact-scan threshold not yet ready, marks all its rows, and makes it ready. */
+  private async admit(session: Db, changes: ProjectIndexChanges): Promise<void> {
+    const { exactScanMaxRows } = this.options;
+    const admitted = await hnswProjects(session);
+    const sizes = await embeddedCounts(session, exactScanMaxRows + 1, []);
+    for (const [projectId, rows] of sizes) {
+      if (rows <= exactScanMaxRows || admitted.get(projectId) === true) continue;
+      await admitToHnsw(session, projectId);
+      // Each batch commits on its own: the rows' links go in a few hundred at a time.
+      while ((await markForHnsw(session, projectId, MARK_BATCH)) > 0);
+      await markHnswReady(session, projectId);
+      changes.admitted.push({ projectId, rows });
+    }
   }
 
   private async reconcile(session: Db, changes: ProjectIndexChanges): Promise<void> {

@@ -48,7 +48,7 @@ export function toHitBody(hit: SearchHit) {
 
 const DESCRIPTION =
   'Hybrid retrieval. Candidates come from two lists: the nearest memories by embedding (pgvector; exact scan in projects of up to SEARCH_EXACT_SCAN_MAX_ROWS ' +
-  'embedded memories, HNSW with an over-scan re-ranked exactly above, and on Postgres, in a project past SEARCH_IVF_MIN_ROWS, an IVFFlat index over that ' +
+  'embedded memories, HNSW with an over-scan re-ranked exactly above once a background job has put the project\'s rows in the graph (exact scan until then), and on Postgres, in a project past SEARCH_IVF_MIN_ROWS, an IVFFlat index over that ' +
   'project alone, built and kept up to date by a background job) and the memories holding the query\'s rarest words, ranked by BM25 (k1 1.2, b 0.9, ' +
   'per-project word statistics). Relevance = 0.75 x (cosine - hubness) + 0.25 x BM25 divided by the best BM25 among the candidates, where hubness is ' +
   'how much closer the memory is to its 10 nearest fellow candidates than the candidates are on average (CSLS: a text close to everything is not ' +

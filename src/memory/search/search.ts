@@ -59,7 +59,7 @@ export class MemorySearch {
       efSearch: number;
     },
     /** Which large projects have an IVFFlat index of their own (project-index.ts). */
-    private readonly indexes?: Pick<ProjectVectorIndexes, 'probesFor'>,
+    private readonly indexes?: Pick<ProjectVectorIndexes, 'pathFor'>,
   ) {}
 
   /** The graph bonus comes from a higher domain, built after this one: it plugs itself in. */
@@ -85,19 +85,23 @@ export class MemorySearch {
       asOf: input.asOf,
       liveOnly: input.status === undefined && input.asOf === undefined,
     };
-    const [vector, embeddedRows, { terms, corpus }, ivfProbes] = await Promise.all([
+    const [vector, embeddedRows, { terms, corpus }, path] = await Promise.all([
       this.queryVector(input.query),
       this.embeddedRows(projectId),
       queryTerms(this.db, projectId, input.query),
-      this.indexes?.probesFor(projectId),
+      this.indexes?.pathFor(projectId),
     ]);
+    const ivfProbes = path?.ivfProbes;
+    // Past the threshold, a vector index: the project's own IVFFlat one, or the HNSW graph once
+    // every row of the project is in it (project-index.ts); until then exact scan, as when small.
+    const exact = embeddedRows <= this.options.exactScanMaxRows || (ivfProbes === undefined && path?.hnswReady !== true);
     const candidates = await searchCandidates(this.db, {
       projectId,
       filter,
       vector,
       lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
       k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
-      exact: embeddedRows <= this.options.exactScanMaxRows,
+      exact,
       efSearch: this.options.efSearch,
       ivfProbes,
     });

@@ -5,7 +5,7 @@ import pgvector from 'pgvector';
 import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
-import { hnswOrder, ivfOrder } from '../../platform/vector-index.js';
+import { HNSW_PREDICATE, hnswOrder, ivfOrder } from '../../platform/vector-index.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { projectLiteral } from './project-index-store.js';
 import { RANKING } from './ranking.js';
@@ -152,12 +152,13 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
   // Postgres at half precision, platform/vector-index.ts), so take VECTOR_OVERSCAN times more
   // neighbours than needed and keep the k truly nearest of them. A project with an IVFFlat index of
   // its own (project-index.ts) is read the same way through that index; its predicate is proved
-  // from the project id as a constant, so the id is written into the statement as well.
+  // from the project id as a constant, so the id is written into the statement as well. The HNSW
+  // index is partial too (HNSW_PREDICATE): the statement names its predicate.
   const ivf = !q.exact && q.ivfProbes !== undefined;
   const dimensions = q.vector?.length ?? 0;
   const order = q.exact ? `(m.embedding <=> ${vec}::vector) + 0` : ivf ? ivfOrder(dimensions, vec) : hnswOrder(db.kind, dimensions, vec);
   const scan = q.exact ? k : where.param(vectorScan(q.k));
-  const own = ivf ? ` AND m.project_id = ${projectLiteral(q.projectId)}` : '';
+  const own = ivf ? ` AND m.project_id = ${projectLiteral(q.projectId)}` : q.exact ? '' : ` AND m.${HNSW_PREDICATE}`;
   const sql = `SELECT m.id FROM (
       SELECT m.id, m.embedding <=> ${vec}::vector AS distance FROM memories m
        WHERE ${where.sql}${own} AND m.embedding IS NOT NULL ORDER BY ${order} LIMIT ${scan}

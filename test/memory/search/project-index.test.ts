@@ -72,6 +72,10 @@ describe.skipIf(backend !== 'pg')('IVFFlat indexes of the largest projects (Post
     const changes = await h.apis.memory.maintainVectorIndexes();
     expect(changes.built).toEqual([{ projectId: big.projectId, indexName: expect.stringMatching(/^memories_ivf_[0-9a-f]{12}_/), lists: 10, rows: 2400 }]);
     expect(changes.dropped).toEqual([]);
+    // Both are past SEARCH_EXACT_SCAN_MAX_ROWS (100): both were put in the HNSW graph first.
+    expect([...changes.admitted].sort((a, b) => a.projectId.localeCompare(b.projectId))).toEqual(
+      [{ projectId: big.projectId, rows: 2400 }, { projectId: small.projectId, rows: 300 }].sort((a, b) => a.projectId.localeCompare(b.projectId)),
+    );
     const [index] = await ivfIndexes(h);
     expect(index).toMatchObject({ name: changes.built[0]!.indexName, valid: true });
     expect(index!.definition).toContain(`WHERE (project_id = '${big.projectId}'::text)`);
@@ -79,7 +83,7 @@ describe.skipIf(backend !== 'pg')('IVFFlat indexes of the largest projects (Post
     const { rows } = await h.db.query(`SELECT project_id, index_name, dimensions, lists, rows_at_build::int AS rows FROM project_vector_indexes`);
     expect(rows).toEqual([{ project_id: big.projectId, index_name: index!.name, dimensions: 512, lists: 10, rows: 2400 }]);
     // Nothing changed: a second run builds and drops nothing.
-    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ built: [], dropped: [] });
+    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ admitted: [], built: [], dropped: [] });
   }, 60_000);
 
   it("walks the project's index in the service's own search, and answers the project's memories only", async () => {
@@ -149,7 +153,7 @@ describe.skipIf(backend !== 'pg')('IVFFlat indexes of the largest projects (Post
     expect((await h.apis.memory.maintainVectorIndexes()).built.map((b) => b.projectId)).toEqual([doomed.projectId]);
     const [index] = await ivfIndexes(h);
     await h.db.query('DELETE FROM projects WHERE id = $1', [doomed.projectId]);
-    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ built: [], dropped: [index!.name] });
+    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ admitted: [], built: [], dropped: [index!.name] });
     expect(await ivfIndexes(h)).toEqual([]);
   }, 60_000);
 });
@@ -164,7 +168,7 @@ describe.skipIf(backend !== 'pglite')('IVFFlat indexes of the largest projects (
   it('builds none: the embedded default keeps its exact scan and HNSW', async () => {
     const { projectId } = await h.project();
     await load(h, projectId, 150, 5);
-    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ built: [], dropped: [] });
+    expect(await h.apis.memory.maintainVectorIndexes()).toEqual({ admitted: [], built: [], dropped: [] });
     expect((await h.db.query(`SELECT * FROM project_vector_indexes`)).rows).toEqual([]);
     const response = await h.call('POST', projectId, '/memory/search', { body: { query: 'memory of topic 3', limit: 5 } });
     expect(response.statusCode, response.body).toBe(200);

@@ -40,6 +40,9 @@ describe('search with 50 projects in one table', () => {
       if (count > 0) await seed(h, projectId, count, count * 7919 + name.length);
       sizes.set(projectId, count);
     }
+    // The job puts the projects past the exact-scan limit (big, mid) in the HNSW graph.
+    const { admitted } = await h.apis.memory.maintainVectorIndexes();
+    expect(admitted.map((a) => a.projectId).sort()).toEqual(['ann-big', 'ann-mid']);
     // Statistics as a live table has them, so the planner weighs the HNSW index as it would in production.
     await h.db.exec('ANALYZE memories');
   });

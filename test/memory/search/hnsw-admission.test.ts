@@ -1,0 +1,155 @@
+// Only the projects past SEARCH_EXACT_SCAN_MAX_ROWS are in the HNSW graph (migration 0016,
+// memory/search/project-index.ts): the index is partial on vector_indexed; the job admits a project
+// past the threshold, marks every row of it, and makes it ready; an embedding written for an admitted
+// project is marked as it is written; a small project's rows stay out; search scans a project
+// exactly until it is ready and walks the graph after. On Postgres, a writer that began before the
+// admission and commits while the job waits on its row still leaves the row marked.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertMemories, writeEmbeddings } from '../../../src/memory/store.js';
+import { newId } from '../../../src/platform/ids.js';
+import { backend, createHarness, type Harness } from '../../helpers/harness.js';
+import { mulberry32 } from '../../helpers/random.js';
+
+const EXACT_MAX = 30;
+const DIMENSIONS = 512;
+
+function unit(random: () => number): Float32Array {
+  const v = Float32Array.from({ length: DIMENSIONS }, () => random() - 0.5);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+/** `count` embedded memories in the project; answers their ids. */
+async function load(h: Harness, projectId: string, count: number, seed: number, embed = true): Promise<string[]> {
+  const random = mulberry32(seed);
+  const rows = Array.from({ length: count }, (_, i) => ({ id: newId('mem'), projectId, content: `note ${i} of ${projectId} (${seed})` }));
+  await insertMemories(h.db, rows);
+  if (embed) await writeEmbeddings(h.db, projectId, 'synthetic', rows.map((r) => ({ id: r.id, vector: unit(random) })));
+  return rows.map((r) => r.id);
+}
+
+async function marks(h: Harness, projectId: string): Promise<{ marked: number; total: number }> {
+  const { rows } = await h.db.query<{ marked: number; total: number }>(
+    `SELECT count(*) FILTER (WHERE vector_indexed)::int AS marked, count(*)::int AS total FROM memories WHERE project_id = $1`,
+    [projectId],
+  );
+  return rows[0]!;
+}
+
+async function admission(h: Harness, projectId: string): Promise<boolean | undefined> {
+  const { rows } = await h.db.query<{ ready: boolean }>(`SELECT ready FROM vector_indexed_projects WHERE project_id = $1`, [projectId]);
+  return rows[0]?.ready;
+}
+
+/** Scans of the HNSW index so far (Postgres's statistics). */
+async function hnswScans(h: Harness): Promise<number> {
+  const { rows } = await h.db.query<{ n: string }>(`SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'`);
+  return Number(rows[0]!.n);
+}
+
+describe('the HNSW graph holds the projects past the exact-scan threshold only', () => {
+  let h: Harness;
+  let large: string;
+  let small: string;
+
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false, env: { SEARCH_EXACT_SCAN_MAX_ROWS: String(EXACT_MAX) } });
+    large = (await h.project()).projectId;
+    small = (await h.project()).projectId;
+    await load(h, large, 80, 1);
+    await load(h, large, 5, 2, false); // not embedded yet: marked all the same
+    await load(h, small, EXACT_MAX, 3);
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  it('builds the index partial on vector_indexed', async () => {
+    const { rows } = await h.db.query<{ definition: string }>(`SELECT pg_get_indexdef('memories_embedding_hnsw'::regclass) AS definition`);
+    expect(rows[0]!.definition).toMatch(/ WHERE vector_indexed$/);
+  });
+
+  it('searches a project past the threshold exactly until it is admitted, and finds the same hits', async () => {
+    expect(await marks(h, large)).toEqual({ marked: 0, total: 85 });
+    expect(await admission(h, large)).toBeUndefined();
+    const before = backend === 'pg' ? await hnswScans(h) : 0;
+    const response = await h.call('POST', large, '/admin/memory/search', { body: { query: 'note of something', limit: 10 } });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json<unknown[]>()).toHaveLength(10);
+    if (backend === 'pg') expect(await hnswScans(h)).toBe(before);
+  });
+
+  it('admits the project past the threshold, marks every row of it, embedded or not, and leaves the small one out', async () => {
+    const changes = await h.apis.memory.maintainVectorIndexes();
+    expect(changes.admitted).toEqual([{ projectId: large, rows: 80 }]);
+    expect(await admission(h, large)).toBe(true);
+    expect(await marks(h, large)).toEqual({ marked: 85, total: 85 });
+    expect(await admission(h, small)).toBeUndefined();
+    expect(await marks(h, small)).toEqual({ marked: 0, total: EXACT_MAX });
+    // A second run has nothing to do.
+    expect((await h.apis.memory.maintainVectorIndexes()).admitted).toEqual([]);
+  }, 60_000);
+
+  it('marks an embedding written for an admitted project as it is written, and none of a project not admitted', async () => {
+    const [later] = await load(h, large, 1, 4);
+    const [other] = await load(h, small, 1, 5);
+    const { rows } = await h.db.query<{ id: string; vector_indexed: boolean }>(`SELECT id, vector_indexed FROM memories WHERE id = ANY($1::text[]) ORDER BY id`, [[later, other]]);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.vector_indexed]))).toEqual({ [later!]: true, [other!]: false });
+  });
+
+  it('walks the graph for the admitted project and answers its own memories only', async () => {
+    const before = backend === 'pg' ? await hnswScans(h) : 0;
+    const response = await h.call('POST', large, '/admin/memory/search', { body: { query: 'note of something', limit: 10 } });
+    expect(response.statusCode, response.body).toBe(200);
+    const hits = response.json<{ content: string }[]>();
+    expect(hits).toHaveLength(10);
+    expect(hits.every((hit) => hit.content.includes(`of ${large} `))).toBe(true);
+    if (backend === 'pg') {
+      // The statistics collector publishes the backend's counters within seconds of its transaction.
+      let after = await hnswScans(h);
+      for (let tries = 0; after === before && tries < 60; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        after = await hnswScans(h);
+      }
+      expect(after).toBeGreaterThan(before);
+    }
+  }, 30_000);
+});
+
+describe.skipIf(backend !== 'pg')('admission while a writer holds a row (Postgres)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false, env: { SEARCH_EXACT_SCAN_MAX_ROWS: String(EXACT_MAX) } });
+  });
+  afterAll(async () => h?.close());
+
+  it('marks a row whose embedding a writer that began before the admission commits while the job waits on it', async () => {
+    const { projectId } = await h.project();
+    await load(h, projectId, 40, 6);
+    const [pending] = await load(h, projectId, 1, 7, false);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    // The writer embeds the row before the project is admitted, so it writes vector_indexed = false, and holds the row.
+    const writer = h.db.transaction(async (tx) => {
+      expect(await writeEmbeddings(tx, projectId, 'synthetic', [{ id: pending!, vector: unit(mulberry32(8)) }])).toBe(1);
+      wrote();
+      await held;
+    });
+    await written;
+    const job = h.apis.memory.maintainVectorIndexes();
+    // Released once the job is waiting on the writer's row lock, as bounded polls of the server's state (no clock).
+    let waiting = false;
+    for (let poll = 0; poll < 2000 && !waiting; poll++) {
+      const { rows } = await h.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE memories m SET vector_indexed%'`,
+      );
+      waiting = rows[0]!.n > 0;
+    }
+    expect(waiting).toBe(true);
+    release();
+    await writer;
+    expect((await job).admitted).toEqual([{ projectId, rows: 40 }]);
+    expect(await marks(h, projectId)).toEqual({ marked: 41, total: 41 });
+    expect(await admission(h, projectId)).toBe(true);
+  }, 60_000);
+});
