@@ -213,6 +213,8 @@ export class TypedService {
       group.points.push({ id: row.id, value: row.valueNumeric!, observedAt: Date.parse(row.observedAt!) });
       groups.set(id, group);
     }
+    // In one call where the database computes the same bits; otherwise here, with the rows locked.
+    if (await accumulators.foldInDatabase(tx, projectId, [...groups.values()])) return;
     const current = await accumulators.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
     const next = new Map<string, accumulators.StoredAccumulator>();
     for (const [id, { points }] of groups) {

@@ -1,7 +1,7 @@
 // SQL for typed_accumulators: per subject and attribute running statistics, locked in key order.
 import type { Queryable } from '../../platform/db.js';
 import { iso } from '../../platform/sql.js';
-import type { AccumulatorState } from '../accumulator.js';
+import { comparePoints, EWMA_ALPHA, type AccumulatorState, type NumericPoint } from '../accumulator.js';
 import type { Accumulator } from '../schemas.js';
 
 export interface AccumulatorKey {
@@ -146,6 +146,59 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
       col((e) => e.state.stale),
     ],
   );
+}
+
+/** A batch's points for one accumulator. */
+export interface KeyedPoints {
+  key: AccumulatorKey;
+  points: readonly NumericPoint[];
+}
+
+/** Only ASCII ids: the series order compares ids by UTF-16 code unit here and by byte in SQL (COLLATE "C"). */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Folds a batch into its accumulators in one call (typed_fold, migration 0017), which creates and
+ * locks the rows in key order and computes exactly what foldPoints and foldLate compute. Answers
+ * false, having written nothing, where the two could differ (an overflow or underflow, an id outside
+ * ASCII, a row deleted meanwhile): the caller then folds the batch itself, with the rows locked.
+ */
+export async function foldInDatabase(db: Queryable, projectId: string, groups: readonly KeyedPoints[]): Promise<boolean> {
+  if (groups.some((g) => g.points.some((p) => !ASCII.test(p.id)))) return false;
+  const sorted = [...groups].sort((a, b) => compareKeys(a.key, b.key));
+  const offsets: number[] = [];
+  const values: number[] = [];
+  const seriesValues: number[] = [];
+  const first: NumericPoint[] = [];
+  const last: NumericPoint[] = [];
+  for (const { points } of sorted) {
+    const series = [...points].sort(comparePoints);
+    offsets.push(values.length);
+    for (const p of points) values.push(p.value);
+    for (const p of series) seriesValues.push(p.value);
+    first.push(series[0]!);
+    last.push(series.at(-1)!);
+  }
+  const at = (p: NumericPoint) => new Date(p.observedAt).toISOString();
+  const { rows } = await db.query<{ folded: boolean }>(
+    `SELECT typed_fold($1, $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::float8[], $8::float8[],
+       $9::timestamptz[], $10::text[], $11::timestamptz[], $12::text[], $13::float8[], $14::float8) AS folded`,
+    [
+      projectId,
+      ...keyColumns(sorted.map((g) => g.key)),
+      offsets,
+      sorted.map((g) => g.points.length),
+      values,
+      seriesValues,
+      first.map(at),
+      first.map((p) => p.id),
+      last.map(at),
+      last.map((p) => p.id),
+      last.map((p) => p.value),
+      EWMA_ALPHA,
+    ],
+  );
+  return rows[0]!.folded;
 }
 
 export async function getAccumulator(db: Queryable, projectId: string, key: AccumulatorKey): Promise<(StoredAccumulator & { updated: string }) | undefined> {
