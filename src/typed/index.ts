@@ -9,13 +9,14 @@ import type { TenancyApi } from '../tenancy/index.js';
 import { typedRoutes } from './routes.js';
 import { TypedService, typedJobs, type TypedJobs } from './service.js';
 import { queuedBacklog } from './store/ingest-batches.js';
+import { unfoldedBacklog } from './store/unfolded.js';
 import { typedSubjectData } from './subject-data.js';
 
 export type { TypedJobs } from './service.js';
 
 export type TypedApi = Pick<
   TypedService,
-  'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'rebuildStaleSeries' | 'listObservations' | 'observationIds' | 'accumulator'
+  'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'foldPending' | 'rebuildStaleSeries' | 'listObservations' | 'observationIds' | 'accumulator'
 >;
 
 export function createTypedModule(
@@ -25,12 +26,14 @@ export function createTypedModule(
   const typed = new TypedService(runtime.db, domainQueue<TypedJobs>(runtime.queue, 'typed'), deps.tenancy, deps.events, runtime.log);
   return {
     name: 'typed',
-    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'rebuildStaleSeries', 'listObservations', 'observationIds', 'accumulator']),
+    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'foldPending', 'rebuildStaleSeries', 'listObservations', 'observationIds', 'accumulator']),
     routes: async (app) => app.register(typedRoutes, { typed }),
     jobs: typedJobs(typed),
     // Queued batches whose job was lost (a crash, a queue outage) are enqueued again.
     schedules: [
       { id: 'typed.ingest-sweep', job: 'typed.sweep', payload: {}, everyMs: 60_000 },
+      // The points ingests appended are folded into their accumulators (reads fold what is left).
+      { id: 'typed.fold', job: 'typed.fold', payload: {}, everyMs: 2_000 },
       // Accumulators that late data left stale get their EWMA rebuilt from the whole series.
       { id: 'typed.rebuild-series', job: 'typed.rebuild-series', payload: {}, everyMs: 10_000 },
     ],
@@ -40,7 +43,18 @@ export function createTypedModule(
     backlog: async (projectId) => {
       const { batches, rows, oldestPendingAt } = await queuedBacklog(runtime.db, projectId);
       const description = `Observations accepted by POST /memory-typed/observations/enqueue (${batches} batch${batches === 1 ? '' : 'es'}) waiting for the typed.ingest job to validate and store them.`;
-      return [{ name: 'ingest', description, pending: rows, done: null, total: null, oldestPendingAt }];
+      const unfoldedPoints = await unfoldedBacklog(runtime.db, projectId);
+      return [
+        { name: 'ingest', description, pending: rows, done: null, total: null, oldestPendingAt },
+        {
+          name: 'accumulators',
+          description: 'Numeric observations stored but not yet folded into their running statistics by the typed.fold job (every 2 s); reads of an accumulator fold them already.',
+          pending: unfoldedPoints,
+          done: null,
+          total: null,
+          oldestPendingAt: null,
+        },
+      ];
     },
   };
 }

@@ -14,6 +14,7 @@ import * as accumulators from './store/accumulators.js';
 import * as attributes from './store/attributes.js';
 import * as batches from './store/ingest-batches.js';
 import * as observations from './store/observations.js';
+import * as unfolded from './store/unfolded.js';
 import { attributeKeysOf, checkRows, type CheckedRow } from './validate.js';
 
 const METER = 'events-ingested';
@@ -25,7 +26,12 @@ export type TypedJobs = {
   'typed.ingest': { payload: { projectId: string; batchId: string }; result: { accepted: number; quarantined: number; duplicates: number } | null };
   'typed.sweep': { payload: Record<string, never>; result: { enqueued: number } };
   'typed.rebuild-series': { payload: Record<string, never>; result: { rebuilt: number } };
+  'typed.fold': { payload: Record<string, never>; result: { folded: number } };
 };
+
+/** Accumulator keys folded per transaction of the typed.fold job, and transactions per run at most. */
+const FOLD_KEYS = 500;
+const FOLD_BATCHES_PER_RUN = 50;
 
 /** Stale accumulators rebuilt per transaction of the typed.rebuild-series job. */
 const REBUILD_BATCH = 100;
@@ -152,9 +158,21 @@ export class TypedService {
     }));
     // Each key names an observation this transaction has just stored, so it cannot exist yet.
     const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
-    // Last: a subject's accumulator rows are what concurrent ingests of it share. Locked just
-    // before commit, they are held for their update and the commit, not for the rest of the work.
-    await this.foldAccumulators(tx, projectId, numeric);
+    // The accumulators are folded behind (typed.fold), so concurrent ingests of the same subjects
+    // never wait on each other: here the points are appended, and the rows created if new.
+    await accumulators.ensureAccumulators(tx, projectId, uniqueKeys(numeric));
+    await unfolded.appendUnfolded(
+      tx,
+      projectId,
+      numeric.map((row) => ({
+        subjectKind: row.subjectKind!,
+        subjectExternalId: row.subjectExternalId!,
+        attributeKey: row.attributeKey!,
+        observationId: row.id,
+        value: row.valueNumeric!,
+        observedAt: row.observedAt!,
+      })),
+    );
 
     const quarantined = stored.filter((row) => row.status === 'quarantined');
     return {
@@ -203,29 +221,27 @@ export class TypedService {
     return { stored: [...stored, ...rescued], duplicates: skipped.length - rescued.length };
   }
 
-  private async foldAccumulators(tx: Queryable, projectId: string, rows: readonly CheckedRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    const groups = new Map<string, { key: accumulators.AccumulatorKey; points: NumericPoint[] }>();
-    for (const row of rows) {
-      const key = { subjectKind: row.subjectKind!, subjectExternalId: row.subjectExternalId!, attributeKey: row.attributeKey! };
-      const id = accumulators.keyOf(key);
-      const group = groups.get(id) ?? { key, points: [] };
-      group.points.push({ id: row.id, value: row.valueNumeric!, observedAt: Date.parse(row.observedAt!) });
-      groups.set(id, group);
-    }
-    // In one call where the database computes the same bits; otherwise here, with the rows locked.
-    if (await accumulators.foldInDatabase(tx, projectId, [...groups.values()])) return;
-    const current = await accumulators.lockAccumulators(tx, projectId, [...groups.values()].map((g) => g.key));
-    const next = new Map<string, accumulators.StoredAccumulator>();
-    for (const [id, { points }] of groups) {
-      const state = current.get(id)!;
-      const folded = foldPoints(state, points);
-      // Late data: the moments and last now; the EWMA is rebuilt from the whole series later (by the
-      // typed.rebuild-series job, or by a read before it), not here, where the rows are locked: a
-      // series read per batch would hold every ingest of the subject behind it, and grow with it.
-      next.set(id, folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true });
-    }
-    await accumulators.writeAccumulators(tx, projectId, next);
+  /**
+   * Folds the points that ingests appended into their accumulators, for up to `limit` keys (of any
+   * project) in one transaction, skipping keys another fold holds. Answers how many keys it folded.
+   */
+  async foldPending(limit = FOLD_KEYS): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const due = await unfolded.dueKeys(tx, limit);
+      const byProject = new Map<string, accumulators.AccumulatorKey[]>();
+      for (const { projectId, key } of due) byProject.set(projectId, [...(byProject.get(projectId) ?? []), key]);
+      let folded = 0;
+      for (const [projectId, keys] of byProject) {
+        const locked = await accumulators.lockFree(tx, projectId, keys);
+        const held = keys.filter((key) => locked.has(accumulators.keyOf(key)));
+        const points = await unfolded.takeUnfolded(tx, projectId, held);
+        const next = new Map<string, accumulators.StoredAccumulator>();
+        for (const [id, taken] of points) next.set(id, foldInto(locked.get(id)!, taken));
+        await accumulators.writeAccumulators(tx, projectId, next);
+        folded += next.size;
+      }
+      return folded;
+    });
   }
 
   /**
@@ -277,7 +293,9 @@ export class TypedService {
 
   /** The accumulator; a defined attribute with no observation for the subject answers count 0. */
   async accumulator(projectId: string, key: accumulators.AccumulatorKey): Promise<Accumulator> {
-    const stored = await accumulators.getAccumulator(this.db, projectId, key);
+    const [row, pending] = await Promise.all([accumulators.getAccumulator(this.db, projectId, key), unfolded.unfoldedPoints(this.db, projectId, key)]);
+    // Points not folded yet are folded here, for this answer, as the typed.fold job will fold them.
+    const stored = row && pending.length > 0 ? { ...foldInto(row, pending), updated: row.updated } : row;
     // Stale (late data folded, its rebuild not run yet): the EWMA is rebuilt here, for this answer.
     const found = stored?.stale ? { ...stored, ...withSeries(stored, (await observations.loadSeries(this.db, projectId, [key])).get(accumulators.keyOf(key)) ?? []) } : stored;
     if (found) return accumulators.toAccumulator(key, found, derive(found), found.updated);
@@ -293,6 +311,16 @@ export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
       return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
     },
     'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
+    'typed.fold': async () => {
+      let folded = 0;
+      // Batch after batch until none is left, or FOLD_BATCHES_PER_RUN (what is left waits for the next run, 2 s on).
+      for (let run = 0; run < FOLD_BATCHES_PER_RUN; run++) {
+        const batch = await typed.foldPending();
+        folded += batch;
+        if (batch === 0) break;
+      }
+      return { folded };
+    },
     'typed.rebuild-series': async () => {
       let rebuilt = 0;
       // Batch after batch until none is left, or REBUILD_BATCHES_PER_RUN (ingests of late data may
@@ -332,4 +360,20 @@ function rowAsSent(row: CheckedRow): ObservationInput {
     source: row.source,
     trust: row.trust,
   }) as ObservationInput;
+}
+
+/** Folds points into a stored state as one batch: they continue its series, or they are late (the EWMA then awaits a rebuild). */
+function foldInto(state: accumulators.StoredAccumulator, points: readonly NumericPoint[]): accumulators.StoredAccumulator {
+  const folded = foldPoints(state, points);
+  return folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true };
+}
+
+/** The accumulator keys of the rows, each once. */
+function uniqueKeys(rows: readonly CheckedRow[]): accumulators.AccumulatorKey[] {
+  const keys = new Map<string, accumulators.AccumulatorKey>();
+  for (const row of rows) {
+    const key = { subjectKind: row.subjectKind!, subjectExternalId: row.subjectExternalId!, attributeKey: row.attributeKey! };
+    keys.set(accumulators.keyOf(key), key);
+  }
+  return [...keys.values()];
 }

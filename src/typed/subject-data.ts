@@ -24,6 +24,7 @@ export function typedSubjectData(db: Db): SubjectDataHook {
       const params = [projectId, kind, externalId];
       const observations = await deleteRows(tx, store.SUBJECT_OBSERVATIONS, params);
       const queued = await store.eraseQueuedRows(tx, projectId, kind, externalId);
+      await deleteRows(tx, store.SUBJECT_UNFOLDED, params);
       const accumulators = await deleteRows(tx, store.SUBJECT_ACCUMULATORS, params);
       return { counts: { observations, queued_observations: queued, accumulators } };
     },

@@ -3,7 +3,7 @@
 // asked for is gone, and what survives is whole (the running statistics agree with the
 // observations left, so nothing was half erased).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, uniqueName, type Harness } from '../helpers/harness.js';
+import { createHarness, foldAllTyped, uniqueName, type Harness } from '../helpers/harness.js';
 
 describe('hard delete under concurrent writes of the same subject', () => {
   let h: Harness;
@@ -62,7 +62,8 @@ describe('hard delete under concurrent writes of the same subject', () => {
     const answeredAfter = acks.filter((a) => a.at >= last.answeredAt).length;
     expect(memories + observations).toBeLessThanOrEqual(answeredAfter + 4);
 
-    // Survivors are whole: the accumulator counts exactly the observations left.
+    // Survivors are whole: the accumulator counts exactly the observations left, once what waits is folded.
+    await foldAllTyped(h);
     const accumulated = await left('SELECT coalesce(sum(count), 0) AS n FROM typed_accumulators WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3');
     expect(accumulated).toBe(observations);
 
@@ -72,5 +73,6 @@ describe('hard delete under concurrent writes of the same subject', () => {
     expect(await left('SELECT count(*) AS n FROM memories WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3')).toBe(0);
     expect(await left('SELECT count(*) AS n FROM typed_observations WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3')).toBe(0);
     expect(await left('SELECT count(*) AS n FROM typed_accumulators WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3')).toBe(0);
+    expect(await left('SELECT count(*) AS n FROM typed_unfolded WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3')).toBe(0);
   }, 60_000);
 });

@@ -18,7 +18,11 @@ export const SNAPSHOT = `SELECT
   (SELECT count(*) FROM events)::text AS events,
   (SELECT count(*) || ':' || coalesce(md5(string_agg(a::text, ',' ORDER BY a.id)), '') FROM typed_attributes a) AS typed_attributes,
   (SELECT count(*) FROM typed_observations)::text AS typed_observations,
-  (SELECT count(*) || ':' || coalesce(md5(string_agg(a::text, ',' ORDER BY a.project_id, a.subject_kind, a.subject_external_id, a.attribute_key)), '')
+  -- The accumulators' keys and the points they hold, folded or still waiting: the background jobs
+  -- (typed.fold, typed.rebuild-series) move points and rebuild EWMAs without changing either.
+  (SELECT count(*) || ':' || coalesce(md5(string_agg(a.project_id || '/' || a.subject_kind || '/' || a.subject_external_id || '/' || a.attribute_key, ','
+            ORDER BY a.project_id, a.subject_kind, a.subject_external_id, a.attribute_key)), '')
+          || ':' || (coalesce(sum(a.count), 0) + (SELECT count(*) FROM typed_unfolded))
      FROM typed_accumulators a) AS typed_accumulators,
   (SELECT count(*) FROM typed_ingest_batches)::text AS typed_ingest_batches,
   (SELECT count(*) || ':' || coalesce(md5(string_agg(r::text, ',' ORDER BY r.id)), '') FROM alert_rules r) AS alert_rules,

@@ -177,3 +177,18 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   };
   return harness;
 }
+
+/**
+ * Folds every typed point still waiting (TypedService.foldPending) until none waits. The typed.fold
+ * job of a harness with consumers may hold some rows meanwhile (a fold skips them); it commits in
+ * milliseconds, so a bounded number of passes ends it, and failing past that bound is a clear error.
+ */
+export async function foldAllTyped(h: Harness, passes = 500): Promise<void> {
+  for (let pass = 0; pass < passes; pass++) {
+    await h.apis.typed.foldPending();
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_unfolded');
+    if (rows[0]!.n === 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`typed points were still waiting after ${passes} folds`);
+}

@@ -20,7 +20,7 @@
 // beyond it.
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend, createHarness, type Harness } from '../helpers/harness.js';
+import { backend, createHarness, foldAllTyped, type Harness } from '../helpers/harness.js';
 
 /** Connections in the Postgres pool (the harness default is 5). */
 const POOL_MAX = 20;
@@ -203,7 +203,9 @@ describe(`concurrent writers of different kinds on shared subjects (${backend})`
     const accepted = reports.reduce((sum, r) => sum + r.accepted, 0);
     expect(await count("SELECT count(*) AS n FROM typed_observations WHERE project_id = $1 AND status = 'accepted'", [projectId])).toBe(accepted);
     expect(await count("SELECT count(*) AS n FROM events WHERE project_id = $1 AND event_type = 'typed.observation'", [projectId])).toBe(accepted);
+    await foldAllTyped(h);
     expect(await count('SELECT coalesce(sum(count), 0) AS n FROM typed_accumulators WHERE project_id = $1', [projectId])).toBe(accepted);
+    expect(await count('SELECT count(*) AS n FROM typed_unfolded WHERE project_id = $1', [projectId])).toBe(0);
 
     // Saves and observes: every memory they answered exists.
     const memoryIds = async (ids: string[]) =>

@@ -11,7 +11,7 @@ import { loadRules } from '../../src/typed/store/attributes.js';
 import { insertIngestBatch } from '../../src/typed/store/ingest-batches.js';
 import { insertObservations } from '../../src/typed/store/observations.js';
 import { checkRows } from '../../src/typed/validate.js';
-import { backend, createHarness, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
+import { backend, createHarness, foldAllTyped, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
 
 type Row = Record<string, unknown>;
 type Project = { projectId: string; apiKey: string };
@@ -495,8 +495,11 @@ describe('typed attributes over HTTP', () => {
     });
 
     it('folds late data without reading the series, and the rebuild job stores the EWMA the reads computed', async () => {
+      // Each batch folded on its own (the typed.fold job), as two runs of it would.
       await a.ingest(p.projectId, [numeric('job', 50, 10)]);
+      await foldAllTyped(h);
       await a.ingest(p.projectId, [numeric('job', 30, 5)]);
+      await foldAllTyped(h);
       const row = async () =>
         (
           await h.db.query<{ series_stale: boolean; ewma: number; count: number }>(

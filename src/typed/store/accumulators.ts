@@ -1,7 +1,8 @@
-// SQL for typed_accumulators: per subject and attribute running statistics, locked in key order.
+// SQL for typed_accumulators: per subject and attribute running statistics. Ingests create the rows
+// (in key order) and never lock them; folds and rebuilds lock them, skipping rows another holds.
 import type { Queryable } from '../../platform/db.js';
 import { iso } from '../../platform/sql.js';
-import { comparePoints, EWMA_ALPHA, type AccumulatorState, type NumericPoint } from '../accumulator.js';
+import type { AccumulatorState } from '../accumulator.js';
 import type { Accumulator } from '../schemas.js';
 
 export interface AccumulatorKey {
@@ -65,44 +66,42 @@ export function keyColumns(keys: readonly AccumulatorKey[]): [string[], string[]
 }
 
 /**
- * Creates missing accumulator rows, then locks all of them in key order (so two batches touching
- * the same keys queue up instead of deadlocking) and answers their current state. A row deleted
- * between the two (a hard delete of the subject committing meanwhile) is created again and locked.
+ * Creates the accumulator rows that do not exist yet, in key order (two ingests creating the same
+ * new rows wait for each other in one order). An existing row is left alone: no lock is taken on
+ * it, so an ingest never waits for the fold that holds it.
  */
-export async function lockAccumulators(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<Map<string, StoredAccumulator>> {
-  const locked = new Map<string, StoredAccumulator>();
-  let missing = [...keys].sort(compareKeys);
-  for (let attempt = 1; missing.length > 0; attempt++) {
-    if (attempt > LOCK_ATTEMPTS) throw new Error(`accumulator rows kept disappearing while being locked (${missing.length} of ${keys.length})`);
-    const columns = keyColumns(missing);
-    await db.query(
-      `INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
-       SELECT $1, k.kind, k.ext, k.attr FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(kind, ext, attr, n)
-       ORDER BY k.n
-       ON CONFLICT DO NOTHING`,
-      [projectId, ...columns],
-    );
-    const { rows } = await db.query<AccumulatorRow>(
-      `SELECT a.* FROM typed_accumulators a
-       JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
-         ON a.subject_kind = k.kind AND a.subject_external_id = k.ext AND a.attribute_key = k.attr
-       WHERE a.project_id = $1
-       ORDER BY a.subject_kind COLLATE "C", a.subject_external_id COLLATE "C", a.attribute_key COLLATE "C"
-       FOR UPDATE OF a`,
-      [projectId, ...columns],
-    );
-    for (const r of rows) locked.set(keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }), toState(r));
-    missing = missing.filter((k) => !locked.has(keyOf(k)));
-  }
-  return locked;
+export async function ensureAccumulators(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db.query(
+    `INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
+     SELECT $1, k.kind, k.ext, k.attr FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(kind, ext, attr, n)
+     ORDER BY k.n
+     ON CONFLICT DO NOTHING`,
+    [projectId, ...keyColumns([...keys].sort(compareKeys))],
+  );
 }
 
-/** Tries at creating and locking rows that a concurrent delete keeps removing. */
-const LOCK_ATTEMPTS = 5;
+/**
+ * Locks the accumulator rows of `keys` that no other transaction holds (creating those that do not
+ * exist), and answers their state. Rows another fold or a rebuild holds are skipped, never waited
+ * for: their points wait for the next fold.
+ */
+export async function lockFree(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<Map<string, StoredAccumulator>> {
+  await ensureAccumulators(db, projectId, keys);
+  const { rows } = await db.query<AccumulatorRow>(
+    `SELECT a.* FROM typed_accumulators a
+     JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
+       ON a.subject_kind = k.kind AND a.subject_external_id = k.ext AND a.attribute_key = k.attr
+     WHERE a.project_id = $1
+     FOR UPDATE OF a SKIP LOCKED`,
+    [projectId, ...keyColumns(keys)],
+  );
+  return new Map(rows.map((r) => [keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }), toState(r)]));
+}
 
 /**
  * Locks up to `limit` accumulators whose EWMA awaits a rebuild, skipping those another transaction
- * holds (an ingest folding into one): a rebuild never waits.
+ * holds (a fold): a rebuild never waits.
  */
 export async function lockStale(db: Queryable, limit: number): Promise<{ projectId: string; key: AccumulatorKey; state: StoredAccumulator }[]> {
   const { rows } = await db.query<AccumulatorRow & { project_id: string }>(
@@ -146,59 +145,6 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
       col((e) => e.state.stale),
     ],
   );
-}
-
-/** A batch's points for one accumulator. */
-export interface KeyedPoints {
-  key: AccumulatorKey;
-  points: readonly NumericPoint[];
-}
-
-/** Only ASCII ids: the series order compares ids by UTF-16 code unit here and by byte in SQL (COLLATE "C"). */
-const ASCII = /^[\x00-\x7f]*$/;
-
-/**
- * Folds a batch into its accumulators in one call (typed_fold, migration 0017), which creates and
- * locks the rows in key order and computes exactly what foldPoints and foldLate compute. Answers
- * false, having written nothing, where the two could differ (an overflow or underflow, an id outside
- * ASCII, a row deleted meanwhile): the caller then folds the batch itself, with the rows locked.
- */
-export async function foldInDatabase(db: Queryable, projectId: string, groups: readonly KeyedPoints[]): Promise<boolean> {
-  if (groups.some((g) => g.points.some((p) => !ASCII.test(p.id)))) return false;
-  const sorted = [...groups].sort((a, b) => compareKeys(a.key, b.key));
-  const offsets: number[] = [];
-  const values: number[] = [];
-  const seriesValues: number[] = [];
-  const first: NumericPoint[] = [];
-  const last: NumericPoint[] = [];
-  for (const { points } of sorted) {
-    const series = [...points].sort(comparePoints);
-    offsets.push(values.length);
-    for (const p of points) values.push(p.value);
-    for (const p of series) seriesValues.push(p.value);
-    first.push(series[0]!);
-    last.push(series.at(-1)!);
-  }
-  const at = (p: NumericPoint) => new Date(p.observedAt).toISOString();
-  const { rows } = await db.query<{ folded: boolean }>(
-    `SELECT typed_fold($1, $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::float8[], $8::float8[],
-       $9::timestamptz[], $10::text[], $11::timestamptz[], $12::text[], $13::float8[], $14::float8) AS folded`,
-    [
-      projectId,
-      ...keyColumns(sorted.map((g) => g.key)),
-      offsets,
-      sorted.map((g) => g.points.length),
-      values,
-      seriesValues,
-      first.map(at),
-      first.map((p) => p.id),
-      last.map(at),
-      last.map((p) => p.id),
-      last.map((p) => p.value),
-      EWMA_ALPHA,
-    ],
-  );
-  return rows[0]!.folded;
 }
 
 export async function getAccumulator(db: Queryable, projectId: string, key: AccumulatorKey): Promise<(StoredAccumulator & { updated: string }) | undefined> {

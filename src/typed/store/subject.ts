@@ -23,6 +23,14 @@ export const SUBJECT_ACCUMULATORS: SubjectTable = {
   columns: 'attribute_key, subject_kind, subject_external_id, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, cumulative, ewma, ewma_var, updated_at',
 };
 
+/** The subject's observations not yet folded into its accumulators (copies of observations: erased, not exported). */
+export const SUBJECT_UNFOLDED: SubjectTable = {
+  from: 'typed_unfolded',
+  where: SUBJECT,
+  key: 'observation_id',
+  columns: 'observation_id, attribute_key, subject_kind, subject_external_id, value, observed_at',
+};
+
 /** Ids of queued batches (accepted by enqueue, not yet ingested) holding rows of the subject, a page at a time. */
 export async function subjectQueuedBatchIds(db: Queryable, projectId: string, kind: string, externalId: string, after: string | null, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
