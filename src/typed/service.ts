@@ -311,28 +311,22 @@ export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
       return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
     },
     'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
-    'typed.fold': async () => {
-      let folded = 0;
-      // Batch after batch until none is left, or FOLD_BATCHES_PER_RUN (what is left waits for the next run, 2 s on).
-      for (let run = 0; run < FOLD_BATCHES_PER_RUN; run++) {
-        const batch = await typed.foldPending();
-        folded += batch;
-        if (batch === 0) break;
-      }
-      return { folded };
-    },
-    'typed.rebuild-series': async () => {
-      let rebuilt = 0;
-      // Batch after batch until none is left, or REBUILD_BATCHES_PER_RUN (ingests of late data may
-      // keep marking rows; what is left waits for the next run, 10 s on).
-      for (let run = 0; run < REBUILD_BATCHES_PER_RUN; run++) {
-        const batch = await typed.rebuildStaleSeries();
-        rebuilt += batch;
-        if (batch === 0) break;
-      }
-      return { rebuilt };
-    },
+    // Batch after batch until none is left, or a bound per run (ingests may keep adding points and
+    // marking rows); what is left waits for the next run.
+    'typed.fold': async () => ({ folded: await inBatches(() => typed.foldPending(), FOLD_BATCHES_PER_RUN) }),
+    'typed.rebuild-series': async () => ({ rebuilt: await inBatches(() => typed.rebuildStaleSeries(), REBUILD_BATCHES_PER_RUN) }),
   };
+}
+
+/** Runs `batch` until it answers 0, at most `max` times; answers the sum of its answers. */
+async function inBatches(batch: () => Promise<number>, max: number): Promise<number> {
+  let total = 0;
+  for (let run = 0; run < max; run++) {
+    const done = await batch();
+    total += done;
+    if (done === 0) break;
+  }
+  return total;
 }
 
 /** `kind:externalId`, or a bare externalId (any kind). */

@@ -7,26 +7,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMPTY_ACCUMULATOR, foldLate, foldPoints, fromSeries, type AccumulatorState, type NumericPoint } from '../../src/typed/accumulator.js';
+import { toState, type AccumulatorRow } from '../../src/typed/store/accumulators.js';
 import { backend, createHarness, type Harness } from '../helpers/harness.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
-
-interface StoredRow {
-  subject_external_id: string;
-  count: string;
-  sum: number;
-  sum_sq: number;
-  min_val: number | null;
-  max_val: number | null;
-  last_val: number | null;
-  last_observed_at: Date | null;
-  last_id: string | null;
-  cumulative: number;
-  ewma: number | null;
-  ewma_var: number | null;
-  series_stale: boolean;
-}
 
 type Model = AccumulatorState & { stale: boolean };
 const EMPTY: Model = { ...EMPTY_ACCUMULATOR, stale: false };
@@ -36,21 +21,6 @@ function fold(state: Model, points: NumericPoint[]): Model {
   const folded = foldPoints(state, points);
   return folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true };
 }
-
-const asModel = (row: StoredRow): Model => ({
-  count: Number(row.count),
-  sum: row.sum,
-  sumSq: row.sum_sq,
-  min: row.min_val,
-  max: row.max_val,
-  last: row.last_val,
-  lastObservedAt: row.last_observed_at === null ? null : row.last_observed_at.getTime(),
-  lastId: row.last_id,
-  cumulative: row.cumulative,
-  ewma: row.ewma,
-  ewmaVar: row.ewma_var,
-  stale: row.series_stale,
-});
 
 interface Sent {
   id: string;
@@ -73,11 +43,11 @@ describe('accumulators folded behind the ingest', () => {
   afterAll(async () => h?.close());
 
   const stored = async (subjects: string[]): Promise<Map<string, Model>> => {
-    const { rows } = await h.db.query<StoredRow>(
+    const { rows } = await h.db.query<AccumulatorRow>(
       `SELECT * FROM typed_accumulators WHERE project_id = $1 AND attribute_key = 'x' AND subject_external_id = ANY($2::text[])`,
       [projectId, subjects],
     );
-    return new Map(rows.map((r) => [r.subject_external_id, asModel(r)]));
+    return new Map(rows.map((r) => [r.subject_external_id, toState(r)]));
   };
   const waiting = async (subject: string) =>
     (await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM typed_unfolded WHERE project_id = $1 AND subject_external_id = $2`, [projectId, subject])).rows[0]!.n;

@@ -19,7 +19,7 @@ function compareKeys(a: AccumulatorKey, b: AccumulatorKey): number {
   return compareText(a.subjectKind, b.subjectKind) || compareText(a.subjectExternalId, b.subjectExternalId) || compareText(a.attributeKey, b.attributeKey);
 }
 
-interface AccumulatorRow {
+export interface AccumulatorRow {
   subject_kind: string;
   subject_external_id: string;
   attribute_key: string;
@@ -44,7 +44,7 @@ interface AccumulatorRow {
  */
 export type StoredAccumulator = AccumulatorState & { stale: boolean };
 
-function toState(row: AccumulatorRow): StoredAccumulator {
+export function toState(row: AccumulatorRow): StoredAccumulator {
   return {
     stale: row.series_stale,
     count: Number(row.count),
