@@ -22,7 +22,7 @@ export const SNAPSHOT = `SELECT
   -- (typed.fold, typed.rebuild-series) move points and rebuild EWMAs without changing either.
   (SELECT count(*) || ':' || coalesce(md5(string_agg(a.project_id || '/' || a.subject_kind || '/' || a.subject_external_id || '/' || a.attribute_key, ','
             ORDER BY a.project_id, a.subject_kind, a.subject_external_id, a.attribute_key)), '')
-          || ':' || (coalesce(sum(a.count), 0) + (SELECT count(*) FROM typed_unfolded))
+          || ':' || (coalesce(sum(a.count), 0) + (SELECT coalesce(sum(cardinality(u.observation_ids)), 0) FROM typed_unfolded u))
      FROM typed_accumulators a) AS typed_accumulators,
   (SELECT count(*) FROM typed_ingest_batches)::text AS typed_ingest_batches,
   (SELECT count(*) || ':' || coalesce(md5(string_agg(r::text, ',' ORDER BY r.id)), '') FROM alert_rules r) AS alert_rules,

@@ -50,7 +50,12 @@ describe('accumulators folded behind the ingest', () => {
     return new Map(rows.map((r) => [r.subject_external_id, toState(r)]));
   };
   const waiting = async (subject: string) =>
-    (await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM typed_unfolded WHERE project_id = $1 AND subject_external_id = $2`, [projectId, subject])).rows[0]!.n;
+    (
+      await h.db.query<{ n: number }>(
+        `SELECT coalesce(sum(cardinality(observation_ids)), 0)::int AS n FROM typed_unfolded WHERE project_id = $1 AND subject_external_id = $2`,
+        [projectId, subject],
+      )
+    ).rows[0]!.n;
   const read = async (subject: string) => {
     const res = await h.call('GET', projectId, `/memory-typed/accumulator?subjectKind=user&subjectExternalId=${subject}&attributeKey=x`);
     expect(res.statusCode, res.body).toBe(200);

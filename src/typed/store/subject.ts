@@ -27,8 +27,8 @@ export const SUBJECT_ACCUMULATORS: SubjectTable = {
 export const SUBJECT_UNFOLDED: SubjectTable = {
   from: 'typed_unfolded',
   where: SUBJECT,
-  key: 'observation_id',
-  columns: 'observation_id, attribute_key, subject_kind, subject_external_id, value, observed_at',
+  key: 'batch_id',
+  columns: 'batch_id, attribute_key, subject_kind, subject_external_id, observation_ids, observed_ats, vals',
 };
 
 /** Ids of queued batches (accepted by enqueue, not yet ingested) holding rows of the subject, a page at a time. */

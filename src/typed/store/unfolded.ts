@@ -1,7 +1,9 @@
 // SQL for typed_unfolded: accepted numeric observations not yet folded into their accumulators
-// (migration 0017). Ingests append; the typed.fold job takes them, a batch of keys at a time; reads
-// fold what is left on top of the stored accumulator.
+// (migration 0017), one row per key and ingest holding its points as parallel arrays. Ingests
+// append; the typed.fold job takes them, a batch of keys at a time; reads fold what is left on top
+// of the stored accumulator.
 import type { Queryable } from '../../platform/db.js';
+import { newId } from '../../platform/ids.js';
 import type { NumericPoint } from '../accumulator.js';
 import { keyColumns, keyOf, type AccumulatorKey } from './accumulators.js';
 
@@ -16,28 +18,31 @@ interface Row {
   subject_kind: string;
   subject_external_id: string;
   attribute_key: string;
-  observation_id: string;
-  value: number;
-  observed_at: Date;
+  observation_ids: string[];
+  observed_ats: Date[];
+  vals: number[];
 }
 
-const point = (r: Row): NumericPoint => ({ id: r.observation_id, value: r.value, observedAt: new Date(r.observed_at).getTime() });
+const COLUMNS = 'subject_kind, subject_external_id, attribute_key, observation_ids, observed_ats, vals';
 
-/** Appends the rows; each names an observation just stored, so none can exist yet. */
+const pointsOf = (r: Row): NumericPoint[] =>
+  r.observation_ids.map((id, i) => ({ id, value: Number(r.vals[i]), observedAt: new Date(r.observed_ats[i]!).getTime() }));
+
+/** Appends the rows, grouped into one row per key for this call; each names an observation just stored. */
 export async function appendUnfolded(db: Queryable, projectId: string, rows: readonly UnfoldedRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
-    `INSERT INTO typed_unfolded (project_id, subject_kind, subject_external_id, attribute_key, observation_id, value, observed_at)
-     SELECT $1, u.kind, u.ext, u.attr, u.id, u.value, u.at::timestamptz
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[]) AS u(kind, ext, attr, id, value, at)`,
+    `INSERT INTO typed_unfolded (project_id, subject_kind, subject_external_id, attribute_key, batch_id, observation_ids, observed_ats, vals)
+     SELECT $1, u.kind, u.ext, u.attr, $2, array_agg(u.id ORDER BY u.n), array_agg(u.at::timestamptz ORDER BY u.n), array_agg(u.value ORDER BY u.n)
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[]) WITH ORDINALITY AS u(kind, ext, attr, id, at, value, n)
+      GROUP BY u.kind, u.ext, u.attr`,
     [
       projectId,
-      rows.map((r) => r.subjectKind),
-      rows.map((r) => r.subjectExternalId),
-      rows.map((r) => r.attributeKey),
+      newId('tub'),
+      ...keyColumns(rows),
       rows.map((r) => r.observationId),
-      rows.map((r) => r.value),
       rows.map((r) => r.observedAt),
+      rows.map((r) => r.value),
     ],
   );
 }
@@ -45,11 +50,11 @@ export async function appendUnfolded(db: Queryable, projectId: string, rows: rea
 /** The points still waiting for one key, in no particular order. */
 export async function unfoldedPoints(db: Queryable, projectId: string, key: AccumulatorKey): Promise<NumericPoint[]> {
   const { rows } = await db.query<Row>(
-    `SELECT subject_kind, subject_external_id, attribute_key, observation_id, value, observed_at FROM typed_unfolded
+    `SELECT ${COLUMNS} FROM typed_unfolded
       WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3 AND attribute_key = $4`,
     [projectId, key.subjectKind, key.subjectExternalId, key.attributeKey],
   );
-  return rows.map(point);
+  return rows.flatMap(pointsOf);
 }
 
 /** The keys with points waiting, up to `limit`, in key order (any project). */
@@ -73,18 +78,18 @@ export async function takeUnfolded(db: Queryable, projectId: string, keys: reado
   const { rows } = await db.query<Row>(
     `DELETE FROM typed_unfolded u USING unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
       WHERE u.project_id = $1 AND u.subject_kind = k.kind AND u.subject_external_id = k.ext AND u.attribute_key = k.attr
-     RETURNING u.subject_kind, u.subject_external_id, u.attribute_key, u.observation_id, u.value, u.observed_at`,
+     RETURNING u.subject_kind, u.subject_external_id, u.attribute_key, u.observation_ids, u.observed_ats, u.vals`,
     [projectId, ...keyColumns(keys)],
   );
   for (const r of rows) {
     const id = keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key });
-    taken.set(id, [...(taken.get(id) ?? []), point(r)]);
+    taken.set(id, [...(taken.get(id) ?? []), ...pointsOf(r)]);
   }
   return taken;
 }
 
-/** Points waiting in the project, and since when (the project page's backlog). */
+/** Points waiting in the project (the project page's backlog). */
 export async function unfoldedBacklog(db: Queryable, projectId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM typed_unfolded WHERE project_id = $1`, [projectId]);
+  const { rows } = await db.query<{ n: number }>(`SELECT coalesce(sum(cardinality(observation_ids)), 0)::int AS n FROM typed_unfolded WHERE project_id = $1`, [projectId]);
   return rows[0]!.n;
 }
