@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import { ensureEmbeddingDimension } from '../src/embeddings/dimension.js';
-import { admitToHnsw, markForHnsw, markHnswReady } from '../src/memory/search/project-index-store.js';
+import { admitProject } from '../src/memory/search/project-index-store.js';
 import { createMemoryModule, type MemoryApi } from '../src/memory/index.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
 import { newId } from '../src/platform/ids.js';
@@ -150,11 +150,7 @@ export async function dropVectorIndex(ctx: Lattice): Promise<string[]> {
 export async function buildVectorIndex(ctx: Lattice): Promise<{ ms: number; indexes: string[]; size: string }> {
   const { db, config } = ctx.runtime;
   const { rows: projects } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories`);
-  for (const { project_id: projectId } of projects) {
-    await admitToHnsw(db, projectId);
-    while ((await markForHnsw(db, projectId, 50_000)) > 0);
-    await markHnswReady(db, projectId);
-  }
+  for (const { project_id: projectId } of projects) await admitProject(db, projectId, 50_000);
   const start = performance.now();
   await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
   const ms = performance.now() - start;

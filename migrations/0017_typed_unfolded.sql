@@ -11,7 +11,7 @@
 -- One row per accumulator key and ingest: its points as three parallel arrays, so a batch of
 -- 10,000 observations over 1,000 subjects appends 1,000 rows, not 10,000.
 CREATE TABLE typed_unfolded (
-  project_id text NOT NULL,
+  project_id text NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
   subject_kind text NOT NULL,
   subject_external_id text NOT NULL,
   attribute_key text NOT NULL,

@@ -118,6 +118,16 @@ export function foldLate(state: AccumulatorState, points: readonly NumericPoint[
   return { ...moments, last: newest.value, lastObservedAt: newest.observedAt, lastId: newest.id };
 }
 
+/**
+ * Folds one batch into a stored state and says whether its EWMA awaits a rebuild: points that all
+ * continue the series continue the EWMA (the mark stays as it was); late ones fold their moments
+ * and `last` (foldLate) and mark it.
+ */
+export function foldBatch(state: AccumulatorState & { stale: boolean }, points: readonly NumericPoint[]): AccumulatorState & { stale: boolean } {
+  const folded = foldPoints(state, points);
+  return folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true };
+}
+
 /** The state computed from scratch over a whole series, in any order. */
 export function fromSeries(points: readonly NumericPoint[]): AccumulatorState {
   const sorted = [...points].sort(comparePoints);

@@ -8,7 +8,7 @@ import { ConflictError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { DomainQueue, JobHandlers } from '../platform/queue.js';
 import type { Principal, TenancyApi } from '../tenancy/index.js';
-import { derive, EMPTY_ACCUMULATOR, foldLate, foldPoints, withSeries, type NumericPoint } from './accumulator.js';
+import { derive, EMPTY_ACCUMULATOR, foldBatch, withSeries } from './accumulator.js';
 import type { Accumulator, Attribute, AttributeBody, IngestReport, ObservationInput, ObservationQuery } from './schemas.js';
 import * as accumulators from './store/accumulators.js';
 import * as attributes from './store/attributes.js';
@@ -160,7 +160,6 @@ export class TypedService {
     const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
     // The accumulators are folded behind (typed.fold), so concurrent ingests of the same subjects
     // never wait on each other: here the points are appended, and the rows created if new.
-    await accumulators.ensureAccumulators(tx, projectId, uniqueKeys(numeric));
     await unfolded.appendUnfolded(
       tx,
       projectId,
@@ -236,7 +235,7 @@ export class TypedService {
         const held = keys.filter((key) => locked.has(accumulators.keyOf(key)));
         const points = await unfolded.takeUnfolded(tx, projectId, held);
         const next = new Map<string, accumulators.StoredAccumulator>();
-        for (const [id, taken] of points) next.set(id, foldInto(locked.get(id)!, taken));
+        for (const [id, taken] of points) next.set(id, foldBatch(locked.get(id)!, taken));
         await accumulators.writeAccumulators(tx, projectId, next);
         folded += next.size;
       }
@@ -246,7 +245,7 @@ export class TypedService {
 
   /**
    * Rebuilds the EWMA of up to `limit` accumulators that late data left stale, from their whole
-   * series, skipping those an ingest holds. Answers how many were rebuilt.
+   * series, skipping those a fold holds. Answers how many were rebuilt.
    */
   async rebuildStaleSeries(limit = REBUILD_BATCH): Promise<number> {
     return this.db.transaction(async (tx) => {
@@ -293,9 +292,9 @@ export class TypedService {
 
   /** The accumulator; a defined attribute with no observation for the subject answers count 0. */
   async accumulator(projectId: string, key: accumulators.AccumulatorKey): Promise<Accumulator> {
-    const [row, pending] = await Promise.all([accumulators.getAccumulator(this.db, projectId, key), unfolded.unfoldedPoints(this.db, projectId, key)]);
+    const { stored: row, waiting } = await unfolded.accumulatorAndWaiting(this.db, projectId, key);
     // Points not folded yet are folded here, for this answer, as the typed.fold job will fold them.
-    const stored = row && pending.length > 0 ? { ...foldInto(row, pending), updated: row.updated } : row;
+    const stored = row && waiting.length > 0 ? { ...foldBatch(row, waiting), updated: row.updated } : row;
     // Stale (late data folded, its rebuild not run yet): the EWMA is rebuilt here, for this answer.
     const found = stored?.stale ? { ...stored, ...withSeries(stored, (await observations.loadSeries(this.db, projectId, [key])).get(accumulators.keyOf(key)) ?? []) } : stored;
     if (found) return accumulators.toAccumulator(key, found, derive(found), found.updated);
@@ -354,20 +353,4 @@ function rowAsSent(row: CheckedRow): ObservationInput {
     source: row.source,
     trust: row.trust,
   }) as ObservationInput;
-}
-
-/** Folds points into a stored state as one batch: they continue its series, or they are late (the EWMA then awaits a rebuild). */
-function foldInto(state: accumulators.StoredAccumulator, points: readonly NumericPoint[]): accumulators.StoredAccumulator {
-  const folded = foldPoints(state, points);
-  return folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true };
-}
-
-/** The accumulator keys of the rows, each once. */
-function uniqueKeys(rows: readonly CheckedRow[]): accumulators.AccumulatorKey[] {
-  const keys = new Map<string, accumulators.AccumulatorKey>();
-  for (const row of rows) {
-    const key = { subjectKind: row.subjectKind!, subjectExternalId: row.subjectExternalId!, attributeKey: row.attributeKey! };
-    keys.set(accumulators.keyOf(key), key);
-  }
-  return [...keys.values()];
 }

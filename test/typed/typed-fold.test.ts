@@ -2,12 +2,14 @@
 // appends its numeric points to typed_unfolded and creates new accumulator rows, and never locks an
 // existing one; the typed.fold job folds the points in batches, skipping rows another transaction
 // holds; a read folds what is still waiting, so it is exact either way. The fold of each batch is
-// the service's own (foldPoints, or foldLate and a rebuild), checked field for field against a
-// model that folds the same batches.
+// foldBatch (foldPoints, or foldLate and a rebuild), checked field for field against foldBatch over
+// the same batches: what the SQL stores and takes back, grouped per key and ingest, loses nothing.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMPTY_ACCUMULATOR, foldLate, foldPoints, fromSeries, type AccumulatorState, type NumericPoint } from '../../src/typed/accumulator.js';
+import { EMPTY_ACCUMULATOR, foldBatch, fromSeries, type AccumulatorState, type NumericPoint } from '../../src/typed/accumulator.js';
 import { toState, type AccumulatorRow } from '../../src/typed/store/accumulators.js';
+import type { JobContext } from '../../src/platform/queue.js';
+import { typedJobs, type TypedService } from '../../src/typed/service.js';
 import { backend, createHarness, type Harness } from '../helpers/harness.js';
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
@@ -15,12 +17,6 @@ const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 
 type Model = AccumulatorState & { stale: boolean };
 const EMPTY: Model = { ...EMPTY_ACCUMULATOR, stale: false };
-
-/** One batch folded as the service folds it. */
-function fold(state: Model, points: NumericPoint[]): Model {
-  const folded = foldPoints(state, points);
-  return folded ? { ...folded, stale: state.stale } : { ...foldLate(state, points), stale: true };
-}
 
 interface Sent {
   id: string;
@@ -81,6 +77,17 @@ describe('accumulators folded behind the ingest', () => {
     expect(await h.apis.typed.foldPending()).toBe(0);
   });
 
+  it('folds, in the typed.fold job, every key waiting, past one transaction of 500 keys', async () => {
+    const rows: Sent[] = Array.from({ length: 600 }, (_, i) => ({ id: `job-${i}`, subject: `job-${String(i).padStart(3, '0')}`, value: i, minute: 1 }));
+    await ingest(rows);
+    const jobs = typedJobs(h.apis.typed as unknown as TypedService);
+    expect(await jobs['typed.fold']({}, {} as JobContext)).toEqual({ folded: 600 });
+    const { rows: left } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM typed_unfolded WHERE project_id = $1`, [projectId]);
+    expect(left[0]!.n).toBe(0);
+    expect((await stored(['job-599'])).get('job-599')).toMatchObject({ count: 1, sum: 599, lastId: 'job-599' });
+    expect(await jobs['typed.fold']({}, {} as JobContext)).toEqual({ folded: 0 });
+  });
+
   it('stores, batch after batch, the bits of the service fold, and reads answer the same before and after', async () => {
     let run = 0;
     // Values with rounding sums (thirds, sevenths) and a spread of magnitudes.
@@ -105,7 +112,7 @@ describe('accumulators folded behind the ingest', () => {
           const [first] = bySubject.keys();
           const before = await read(first!);
           await h.apis.typed.foldPending();
-          for (const [subject, points] of bySubject) model.set(subject, fold(model.get(subject) ?? EMPTY, points));
+          for (const [subject, points] of bySubject) model.set(subject, foldBatch(model.get(subject) ?? EMPTY, points));
           const got = await stored([...model.keys()]);
           for (const [subject, expected] of model) expect(got.get(subject), subject).toEqual(expected);
           const after = await read(first!);

@@ -102,7 +102,7 @@ export async function hnswProjects(db: Queryable): Promise<Map<string, boolean>>
 }
 
 /** Admits a project: from its commit on, every embedding written for it is marked as it is written. */
-export async function admitToHnsw(db: Queryable, projectId: string): Promise<void> {
+async function admitToHnsw(db: Queryable, projectId: string): Promise<void> {
   await db.query(`INSERT INTO vector_indexed_projects (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING`, [projectId]);
 }
 
@@ -111,7 +111,7 @@ export async function admitToHnsw(db: Queryable, projectId: string): Promise<voi
  * into the graph; answers how many. A row whose embedding is being written waits for that writer
  * and is marked after it, so no row written by one that began before the admission stays out.
  */
-export async function markForHnsw(db: Queryable, projectId: string, limit: number): Promise<number> {
+async function markForHnsw(db: Queryable, projectId: string, limit: number): Promise<number> {
   const result = await db.query(
     `UPDATE memories m SET vector_indexed = true
       WHERE m.project_id = $1 AND m.id IN (SELECT id FROM memories WHERE project_id = $1 AND NOT vector_indexed LIMIT $2)
@@ -121,8 +121,18 @@ export async function markForHnsw(db: Queryable, projectId: string, limit: numbe
   return result.rowCount;
 }
 
-export async function markHnswReady(db: Queryable, projectId: string): Promise<void> {
+async function markHnswReady(db: Queryable, projectId: string): Promise<void> {
   await db.query(`UPDATE vector_indexed_projects SET ready = true, ready_at = now() WHERE project_id = $1`, [projectId]);
+}
+
+/**
+ * Puts a project in the HNSW graph: admits it, marks all its rows `batch` per statement (each
+ * commits on its own, on a connection outside a transaction), and makes it ready.
+ */
+export async function admitProject(db: Queryable, projectId: string, batch: number): Promise<void> {
+  await admitToHnsw(db, projectId);
+  while ((await markForHnsw(db, projectId, batch)) > 0);
+  await markHnswReady(db, projectId);
 }
 
 /** How a project's vectors are searched, as the registries say: its own IVFFlat index, the HNSW graph (ready), or neither. */

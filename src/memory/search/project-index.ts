@@ -22,15 +22,13 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../../platform/db.js';
 import { ivfLists } from '../../platform/vector-index.js';
 import {
-  admitToHnsw,
+  admitProject,
   buildIndex,
   dropIndex,
   embeddedCounts,
   hnswProjects,
   IVF_PREFIX,
   ivfIndexNames,
-  markForHnsw,
-  markHnswReady,
   register,
   registeredIndexes,
   unregister,
@@ -119,10 +117,7 @@ export class ProjectVectorIndexes {
     const sizes = await embeddedCounts(session, exactScanMaxRows + 1, []);
     for (const [projectId, rows] of sizes) {
       if (rows <= exactScanMaxRows || admitted.get(projectId) === true) continue;
-      await admitToHnsw(session, projectId);
-      // Each batch commits on its own: the rows' links go in a few hundred at a time.
-      while ((await markForHnsw(session, projectId, MARK_BATCH)) > 0);
-      await markHnswReady(session, projectId);
+      await admitProject(session, projectId, MARK_BATCH);
       changes.admitted.push({ projectId, rows });
     }
   }

@@ -1,7 +1,6 @@
 // SQL for typed_accumulators: per subject and attribute running statistics. Ingests create the rows
-// (in key order) and never lock them; folds and rebuilds lock them, skipping rows another holds.
+// (typed/store/unfolded.ts) and never lock them; folds and rebuilds lock them, skipping rows another holds.
 import type { Queryable } from '../../platform/db.js';
-import { iso } from '../../platform/sql.js';
 import type { AccumulatorState } from '../accumulator.js';
 import type { Accumulator } from '../schemas.js';
 
@@ -12,12 +11,6 @@ export interface AccumulatorKey {
 }
 
 export const keyOf = (k: AccumulatorKey) => JSON.stringify([k.subjectKind, k.subjectExternalId, k.attributeKey]);
-
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-/** Column by column, in code-unit order: the order of `COLLATE "C"` for the texts we see. */
-function compareKeys(a: AccumulatorKey, b: AccumulatorKey): number {
-  return compareText(a.subjectKind, b.subjectKind) || compareText(a.subjectExternalId, b.subjectExternalId) || compareText(a.attributeKey, b.attributeKey);
-}
 
 export interface AccumulatorRow {
   subject_kind: string;
@@ -66,28 +59,12 @@ export function keyColumns(keys: readonly AccumulatorKey[]): [string[], string[]
 }
 
 /**
- * Creates the accumulator rows that do not exist yet, in key order (two ingests creating the same
- * new rows wait for each other in one order). An existing row is left alone: no lock is taken on
- * it, so an ingest never waits for the fold that holds it.
- */
-export async function ensureAccumulators(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<void> {
-  if (keys.length === 0) return;
-  await db.query(
-    `INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
-     SELECT $1, k.kind, k.ext, k.attr FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(kind, ext, attr, n)
-     ORDER BY k.n
-     ON CONFLICT DO NOTHING`,
-    [projectId, ...keyColumns([...keys].sort(compareKeys))],
-  );
-}
-
-/**
- * Locks the accumulator rows of `keys` that no other transaction holds (creating those that do not
- * exist), and answers their state. Rows another fold or a rebuild holds are skipped, never waited
- * for: their points wait for the next fold.
+ * Locks the accumulator rows of `keys` that no other transaction holds, and answers their state.
+ * Rows another fold or a rebuild holds are skipped, never waited for: their points wait for the
+ * next fold. Every key with points waiting has its row: the ingest that appended them created it,
+ * and an erasure or a project's deletion takes both.
  */
 export async function lockFree(db: Queryable, projectId: string, keys: readonly AccumulatorKey[]): Promise<Map<string, StoredAccumulator>> {
-  await ensureAccumulators(db, projectId, keys);
   const { rows } = await db.query<AccumulatorRow>(
     `SELECT a.* FROM typed_accumulators a
      JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(kind, ext, attr)
@@ -145,14 +122,6 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
       col((e) => e.state.stale),
     ],
   );
-}
-
-export async function getAccumulator(db: Queryable, projectId: string, key: AccumulatorKey): Promise<(StoredAccumulator & { updated: string }) | undefined> {
-  const { rows } = await db.query<AccumulatorRow>(
-    'SELECT * FROM typed_accumulators WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3 AND attribute_key = $4',
-    [projectId, key.subjectKind, key.subjectExternalId, key.attributeKey],
-  );
-  return rows[0] && { ...toState(rows[0]), updated: iso(rows[0].updated_at)! };
 }
 
 export function toAccumulator(key: AccumulatorKey, state: AccumulatorState, derived: { mean: number | null; variance: number | null; stddev: number | null }, updated: string | null): Accumulator {
