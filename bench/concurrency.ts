@@ -5,8 +5,11 @@
 // count of CONCURRENCY_CLIENTS, in two layouts:
 //   - one project: every client on the same project (contention on one project's rows and locks);
 //   - spread: client i on project i mod CONCURRENCY_PROJECTS (the same load over many tenants).
-// At each client count both layouts run, one after the other, so the two see the stored data at
-// about the same size (every save adds a memory). A phase stops starting requests after
+// Every save adds a memory, and a search's cost grows with its project: so that a phase measures its
+// client count rather than what the phases before it stored, each one-project phase runs on a
+// project of its own, seeded like the others, and the spread layout's projects are not shared with
+// it (they grow by a twentieth of a phase's saves each). The table gives the memories a phase's
+// projects held at its start. A phase stops starting requests after
 // CONCURRENCY_SECONDS, lets those in flight finish, and then waits for the embedding backlog it
 // left (saves answer before their embedding when the encoder is busy) so that it does not run on
 // into the next phase; that wait is reported, not counted in the phase.
@@ -61,16 +64,21 @@ const MAX_REQUESTS_PER_CLIENT_SECOND = 10_000;
 /** Admin commands at once on Postgres (each is a node process); the embedded data directory takes one. */
 const CLI_PARALLEL_ON_POSTGRES = 4;
 
+/** A sample and the client that sent it (client i sends to projects[i mod length]). */
+type ClientSample = Sample & { client: number };
+
 interface Phase {
   layout: string;
   clients: number;
-  samples: Sample[];
+  samples: ClientSample[];
   wallSeconds: number;
   /** CPU time over wall time, 1 = one core. */
   serverCpu: number;
   clientCpu: number;
   backlog: { ms: number; cleared: boolean };
   readyz: string;
+  /** Memories per project of the phase at its start: the seed and the saves before it. */
+  storedAtStart: number;
 }
 
 /** Runs `fn` over the items, `parallel` at a time. */
@@ -98,7 +106,7 @@ async function createProjects(lattice: LatticeProcess, ids: readonly string[]): 
 
 /** `clients` closed-loop clients, client i on projects[i mod length], for `seconds`; then those in flight finish. */
 async function closedLoop(lattice: LatticeProcess, workload: Workload, projects: readonly Project[], clients: number, seconds: number, label: string) {
-  const samples: Sample[] = [];
+  const samples: ClientSample[] = [];
   const cpuBefore = lattice.cpuSeconds();
   const selfBefore = process.cpuUsage();
   const start = performance.now();
@@ -108,7 +116,7 @@ async function closedLoop(lattice: LatticeProcess, workload: Workload, projects:
   try {
     await Promise.all(Array.from({ length: clients }, async (_, i) => {
       const project = projects[i % projects.length]!;
-      for (let n = 0; n < maxRequests && performance.now() < end; n++) samples.push(await workload.send(project, workload.nextOp()));
+      for (let n = 0; n < maxRequests && performance.now() < end; n++) samples.push({ ...(await workload.send(project, workload.nextOp())), client: i });
     }));
   } finally {
     clearInterval(ticker);
@@ -143,30 +151,47 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()[0]!;
   const lattice = await LatticeProcess.create('concurrency');
   try {
-    const ids = Array.from({ length: PROJECTS }, (_, i) => `concurrency-${String(i + 1).padStart(2, '0')}`);
-    progress(`[concurrency] ${lattice.backend}: creating ${PROJECTS} projects with the admin CLI`);
+    const spreadIds = Array.from({ length: PROJECTS }, (_, i) => `concurrency-${String(i + 1).padStart(2, '0')}`);
+    const soloIds = CLIENT_COUNTS.map((clients) => `concurrency-solo-${clients}`);
+    const ids = [...spreadIds, ...soloIds];
+    progress(`[concurrency] ${lattice.backend}: creating ${ids.length} projects with the admin CLI`);
     const keys = await createProjects(lattice, ids);
     progress(`[concurrency] starting lattice serve on ${lattice.backend}`);
     await lattice.start({ nodeArgs: NODE_ARGS });
-    const projects = ids.map((id) => projectAt(lattice.origin, id, keys.get(id)!));
+    const at = (id: string) => projectAt(lattice.origin, id, keys.get(id)!);
+    const spread = spreadIds.map(at);
+    const solo = new Map(CLIENT_COUNTS.map((clients, i) => [clients, at(soloIds[i]!)]));
+    const all = [...spread, ...solo.values()];
     const workload = createWorkload();
     progress(`[concurrency] seeding ${SEED_MEMORIES} memories in each project`);
-    await Promise.all(projects.map((project) => prepareProject(workload, project, SEED_MEMORIES)));
-    await waitForEmbeddings(projects, BACKLOG_LIMIT_MS);
-    progress(`[concurrency] warm-up: 4 clients over the projects, ${WARM_UP_SECONDS} s (not reported)`);
-    await closedLoop(lattice, workload, projects, 4, WARM_UP_SECONDS, 'warm-up');
-    await waitForEmbeddings(projects, BACKLOG_LIMIT_MS);
+    await Promise.all(all.map((project) => prepareProject(workload, project, SEED_MEMORIES)));
+    await waitForEmbeddings(all, BACKLOG_LIMIT_MS);
+    // The memories each project holds: its seed, and the saves the phases made in it.
+    const stored = new Map(all.map((project) => [project.id, SEED_MEMORIES]));
+    const countSaves = (samples: readonly ClientSample[], used: readonly Project[]) => {
+      for (const s of samples) {
+        const id = used[s.client % used.length]!.id;
+        if (s.op === 'save' && s.status === 201) stored.set(id, stored.get(id)! + 1);
+      }
+    };
+    progress(`[concurrency] warm-up: 4 clients over the spread projects, ${WARM_UP_SECONDS} s (not reported)`);
+    const warm = await closedLoop(lattice, workload, spread, 4, WARM_UP_SECONDS, 'warm-up');
+    countSaves(warm.samples, spread);
+    await waitForEmbeddings(spread, BACKLOG_LIMIT_MS);
 
     const phases: Phase[] = [];
     for (const clients of CLIENT_COUNTS) {
-      for (const [layout, used] of [['1 project', projects.slice(0, 1)], [`${PROJECTS} projects`, projects]] as const) {
+      const layouts: [string, readonly Project[]][] = [['1 project', [solo.get(clients)!]], [`${PROJECTS} projects`, spread]];
+      for (const [layout, used] of layouts) {
         const label = `${layout}, ${clients} client${clients === 1 ? '' : 's'}`;
+        const storedAtStart = used.reduce((sum: number, project) => sum + stored.get(project.id)!, 0) / used.length;
         progress(`[concurrency] ${label}: ${SECONDS} s`);
         const run = await closedLoop(lattice, workload, used, clients, SECONDS, label);
         lattice.assertRunning();
+        countSaves(run.samples, used);
         const readyz = await readiness(lattice);
         const backlog = await waitForEmbeddings(used.slice(0, clients), BACKLOG_LIMIT_MS);
-        phases.push({ layout, clients, ...run, backlog, readyz });
+        phases.push({ layout, clients, ...run, backlog, readyz, storedAtStart });
         const firstErrors = new Map<number, string>();
         for (const s of run.samples) if ((s.status < 200 || s.status >= 300) && !firstErrors.has(s.status)) firstErrors.set(s.status, `${s.op}: ${s.error ?? ''}`);
         progress(
@@ -188,6 +213,7 @@ async function main(): Promise<void> {
         return [
           p.layout,
           String(p.clients),
+          Math.round(p.storedAtStart).toLocaleString('en-US'),
           answered.toLocaleString('en-US'),
           `${(answered / p.wallSeconds).toFixed(1)}/s`,
           ...OPS.map((op) => cell(p.samples.filter((s) => s.op === op))),
@@ -206,17 +232,18 @@ async function main(): Promise<void> {
     console.log(
       `Closed loop, ${SECONDS} s per phase (then the requests in flight finish; throughput is over that whole time), the soak's mix ` +
         `(search 40%, save 30%, emit 20%, typed ingest of 10 observations 10%). "1 project": every client on one project; ` +
-        `"${PROJECTS} projects": client i on project i mod ${PROJECTS}. Each project was seeded with ${SEED_MEMORIES} memories and saves add more; ` +
-        `the phases ran by client count, the two layouts in turn. Latencies are p50 / p99. Server CPU: the lattice serve process's user + system ` +
+        `"${PROJECTS} projects": client i on project i mod ${PROJECTS}. Each project was seeded with ${SEED_MEMORIES} memories and saves add more: ` +
+        `each one-project phase ran on a project of its own, the ${PROJECTS} projects were shared by their phases (memories at start: per project of the phase). ` +
+        `The phases ran by client count, the two layouts in turn. Latencies are p50 / p99. Server CPU: the lattice serve process's user + system ` +
         `time (its threads, and any child processes) over the phase's wall time; 100% = one core busy throughout, this machine has ${cpus().length}. ` +
         `${lattice.postgres ? "Postgres's and Redis's own CPU is not in it" : 'The embedded database runs inside the server, so its CPU is in it'}. ` +
         `Client CPU: this bench's own process, on the same cores. Backlog: the wait after the phase until every saved memory had its embedding (not in the phase).\n`,
     );
     console.log(
       markdownTable(
-        ['Layout', 'Clients', 'Answered', 'Throughput', ...OPS.map((op) => `${op} p50 / p99`), 'all p50 / p99', 'Errors', 'Server CPU', 'Client CPU', 'Backlog'],
+        ['Layout', 'Clients', 'Memories at start', 'Answered', 'Throughput', ...OPS.map((op) => `${op} p50 / p99`), 'all p50 / p99', 'Errors', 'Server CPU', 'Client CPU', 'Backlog'],
         rows,
-        (c) => c >= 1 && c !== 9,
+        (c) => c >= 1 && c !== 10,
       ),
     );
     console.log(`\nGET /readyz after each phase:\n`);

@@ -79,6 +79,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private readonly connection: Redis;
   private readonly queue: Queue;
   private events: QueueEvents | undefined;
+  private eventsClient: Redis | undefined;
   private eventsReady: Promise<void> | undefined;
   private worker: Worker | undefined;
   private readonly clients: Redis[] = [];
@@ -210,6 +211,11 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
     } catch (error) {
       throw new DependencyUnavailableError('the queue (Redis) is unreachable', { cause: error });
     }
+    // A caller that waits on a job's result needs the event stream's own connection, which
+    // reconnects on its own schedule after an outage: ready means that one is back too.
+    if (this.eventsClient && this.eventsClient.status !== 'ready') {
+      throw new DependencyUnavailableError(`the queue (Redis) is reconnecting: its event stream is ${this.eventsClient.status}`);
+    }
   }
 
   /**
@@ -294,8 +300,9 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
 
   private ensureEvents(): Promise<void> {
     if (!this.eventsReady) {
+      this.eventsClient = this.client();
       this.events = new QueueEvents(QUEUE_NAME, {
-        connection: this.client(),
+        connection: this.eventsClient,
         prefix: this.options.prefix,
       });
       this.events.on('error', () => {});
