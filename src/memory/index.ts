@@ -19,7 +19,7 @@ import { MemoryReflection } from './reflect/reflect.js';
 import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
 import { MemorySchema } from './schemas.js';
-import { ProjectVectorIndexes, type ProjectIndexChanges } from './search/project-index.js';
+import { HNSW_ADMISSION_EVERY_MS, ProjectVectorIndexes, type ProjectIndexChanges } from './search/project-index.js';
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
@@ -35,6 +35,7 @@ export type { KeyedMemory, KeyedWrite } from './store.js';
 
 export type ProjectIndexJobs = {
   'memory.project-indexes': { payload: Record<string, never>; result: ProjectIndexChanges };
+  'memory.hnsw-admission': { payload: Record<string, never>; result: { admitted: ProjectIndexChanges['admitted'] } };
 };
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs & ProjectIndexJobs;
@@ -94,6 +95,7 @@ export function createMemoryModule(
       ...curationJobs(curation),
       ...observeJobs(observer),
       'memory.project-indexes': () => indexes.maintain(),
+      'memory.hnsw-admission': async () => ({ admitted: await indexes.admitDue() }),
     },
     schedules: [
       // The nightly consolidation: dedup and decay in every project, at 03:00 UTC.
@@ -102,6 +104,8 @@ export function createMemoryModule(
       { id: 'memory.embed-sweep', job: 'memory.embed-sweep', payload: {}, everyMs: 60_000 },
       // Projects past SEARCH_IVF_MIN_ROWS get (and keep up to date) an IVFFlat index of their own.
       { id: 'memory.project-indexes', job: 'memory.project-indexes', payload: {}, everyMs: config.searchIvfEveryMs },
+      // Projects past SEARCH_EXACT_SCAN_MAX_ROWS join the HNSW graph within a minute.
+      { id: 'memory.hnsw-admission', job: 'memory.hnsw-admission', payload: {}, everyMs: HNSW_ADMISSION_EVERY_MS },
     ],
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),

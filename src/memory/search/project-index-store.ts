@@ -54,6 +54,20 @@ export async function embeddedCounts(db: Queryable, minRows: number, also: reado
   return counts;
 }
 
+/**
+ * Embedded memories per project for the projects not yet ready in the HNSW graph that hold more
+ * than `minRows` memories by the word statistics (a cheap upper bound); each counted on its own rows.
+ */
+export async function unadmittedCounts(db: Queryable, minRows: number): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ project_id: string }>(
+    `SELECT c.project_id FROM memory_corpus c
+      WHERE c.documents > $1 AND NOT EXISTS (SELECT 1 FROM vector_indexed_projects v WHERE v.project_id = c.project_id AND v.ready)
+      ORDER BY 1`,
+    [minRows],
+  );
+  return embeddedCounts(db, Number.MAX_SAFE_INTEGER, rows.map((r) => r.project_id));
+}
+
 /** The indexes on memories named as this module names them, valid or left invalid by a failed build. */
 export async function ivfIndexNames(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
@@ -94,12 +108,6 @@ export async function dropIndex(db: Queryable, name: string): Promise<void> {
 
 /** The literal form of a project's condition: a partial index's predicate is proved from a constant, not a parameter. */
 export const projectLiteral = literal;
-
-/** The projects admitted to the HNSW graph (migration 0016), and whether each is ready: every row marked. */
-export async function hnswProjects(db: Queryable): Promise<Map<string, boolean>> {
-  const { rows } = await db.query<{ project_id: string; ready: boolean }>(`SELECT project_id, ready FROM vector_indexed_projects ORDER BY project_id`);
-  return new Map(rows.map((r) => [r.project_id, r.ready]));
-}
 
 /** Admits a project: from its commit on, every embedding written for it is marked as it is written. */
 async function admitToHnsw(db: Queryable, projectId: string): Promise<void> {

@@ -12,8 +12,11 @@
 // probed, held 0.98 of the exact top 10 at a p95 of 12.5 ms (README, "One project of a million
 // memories").
 //
-// A job (memory.project-indexes, every SEARCH_IVF_EVERY_MS) admits and marks the projects past the
-// exact-scan threshold, builds the IVFFlat index of a project that has passed its threshold, builds
+// A job (memory.hnsw-admission, every minute) admits and marks the projects past the exact-scan
+// threshold: a project that grows fast would otherwise be scanned exactly, at a cost that grows with
+// it, for up to SEARCH_IVF_EVERY_MS after it passed. It counts only the projects not yet ready that
+// the word statistics say may have passed. Another (memory.project-indexes, every
+// SEARCH_IVF_EVERY_MS) admits as well, builds the IVFFlat index of a project that has passed its threshold, builds
 // a new one beside the old when the project has doubled since (its lists grow with it) and then
 // drops the old, and drops the index of a project that has fallen below half the threshold or is
 // gone. The search takes a project's path once the registries list it (cached for a minute).
@@ -26,16 +29,21 @@ import {
   buildIndex,
   dropIndex,
   embeddedCounts,
-  hnswProjects,
   IVF_PREFIX,
   ivfIndexNames,
   register,
   registeredIndexes,
+  unadmittedCounts,
   unregister,
   vectorPathState,
 } from './project-index-store.js';
 
 const LOCK = 0x6c61747469636569n; // "latticei"
+/** Admission's own lock: a long IVFFlat build under LOCK must not hold the minute's admission (and its connection) back. */
+const ADMISSION_LOCK = 0x6c61747469636861n; // "latticha"
+
+/** How often the memory.hnsw-admission job runs. */
+export const HNSW_ADMISSION_EVERY_MS = 60_000;
 
 /** Rows marked per statement when a project is admitted to the HNSW graph (each links its embedded rows). */
 const MARK_BATCH = 500;
@@ -93,33 +101,31 @@ export class ProjectVectorIndexes {
    * across processes.
    */
   async maintain(): Promise<ProjectIndexChanges> {
-    const changes: ProjectIndexChanges = { admitted: [], built: [], dropped: [] };
-    const pg = this.db.kind === 'pg';
-    await this.db.withAdvisoryLock(LOCK, async (session) => {
-      // Counting a large project's rows, marking them and building its index take longer than a request may.
-      if (pg) await session.exec('SET statement_timeout = 0');
-      try {
-        await this.admit(session, changes);
-        if (pg) await this.reconcile(session, changes);
-      } finally {
-        if (pg) await session.exec('RESET statement_timeout');
-      }
-    });
+    const changes: ProjectIndexChanges = { admitted: await this.admitDue(), built: [], dropped: [] };
+    if (this.db.kind === 'pg') await this.db.withAdvisoryLock(LOCK, (session) => withoutTimeout(session, () => this.reconcile(session, changes)));
     // This process sees the change at once; others when their cached answer expires.
     this.paths.clear();
     return changes;
   }
 
-  /** Admits each project past the exact-scan threshold not yet ready, marks all its rows, and makes it ready. */
-  private async admit(session: Db, changes: ProjectIndexChanges): Promise<void> {
+  /**
+   * Admits each project past the exact-scan threshold not yet ready, marks all its rows, and makes
+   * it ready (the memory.hnsw-admission job); one run at a time across processes.
+   */
+  async admitDue(): Promise<ProjectIndexChanges['admitted']> {
     const { exactScanMaxRows } = this.options;
-    const admitted = await hnswProjects(session);
-    const sizes = await embeddedCounts(session, exactScanMaxRows + 1, []);
-    for (const [projectId, rows] of sizes) {
-      if (rows <= exactScanMaxRows || admitted.get(projectId) === true) continue;
-      await admitProject(session, projectId, MARK_BATCH);
-      changes.admitted.push({ projectId, rows });
-    }
+    const admitted: ProjectIndexChanges['admitted'] = [];
+    await this.db.withAdvisoryLock(ADMISSION_LOCK, (session) =>
+      withoutTimeout(session, async () => {
+        for (const [projectId, rows] of await unadmittedCounts(session, exactScanMaxRows)) {
+          if (rows <= exactScanMaxRows) continue;
+          await admitProject(session, projectId, MARK_BATCH);
+          admitted.push({ projectId, rows });
+        }
+      }),
+    );
+    if (admitted.length > 0) this.paths.clear();
+    return admitted;
   }
 
   private async reconcile(session: Db, changes: ProjectIndexChanges): Promise<void> {
@@ -160,4 +166,15 @@ export class ProjectVectorIndexes {
 function indexName(projectId: string): string {
   const hash = createHash('sha256').update(projectId).digest('hex').slice(0, 12);
   return `${IVF_PREFIX}${hash}_${Date.now().toString(36)}`;
+}
+
+/** Counting a large project's rows, marking them and building its index take longer than a request may (Postgres). */
+async function withoutTimeout<T>(session: Db, fn: () => Promise<T>): Promise<T> {
+  if (session.kind !== 'pg') return fn();
+  await session.exec('SET statement_timeout = 0');
+  try {
+    return await fn();
+  } finally {
+    await session.exec('RESET statement_timeout');
+  }
 }

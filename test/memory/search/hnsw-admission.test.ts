@@ -88,6 +88,19 @@ describe('the HNSW graph holds the projects past the exact-scan threshold only',
     expect((await h.apis.memory.maintainVectorIndexes()).admitted).toEqual([]);
   }, 60_000);
 
+  it('admits through the memory.hnsw-admission job, scheduled every minute, which counts only the projects not yet ready', async () => {
+    const memory = h.lattice.modules.find((m) => m.name === 'memory')!;
+    expect(memory.schedules).toContainEqual(expect.objectContaining({ id: 'memory.hnsw-admission', job: 'memory.hnsw-admission', everyMs: 60_000 }));
+    const third = (await h.project()).projectId;
+    await load(h, third, EXACT_MAX + 1, 9);
+    const job = memory.jobs!['memory.hnsw-admission']!;
+    // The large project is ready already: only the new one past the threshold is counted and admitted.
+    expect(await job({}, {} as never)).toEqual({ admitted: [{ projectId: third, rows: EXACT_MAX + 1 }] });
+    expect(await admission(h, third)).toBe(true);
+    expect(await marks(h, third)).toEqual({ marked: EXACT_MAX + 1, total: EXACT_MAX + 1 });
+    expect(await job({}, {} as never)).toEqual({ admitted: [] });
+  }, 60_000);
+
   it('marks an embedding written for an admitted project as it is written, and none of a project not admitted', async () => {
     const [later] = await load(h, large, 1, 4);
     const [other] = await load(h, small, 1, 5);
