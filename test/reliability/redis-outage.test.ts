@@ -8,6 +8,7 @@ import { createHarness, type Harness } from '../helpers/harness.js';
 import { freePort } from '../helpers/processes.js';
 
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+const JOB_TIMEOUT_MS = 5000;
 
 function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
@@ -36,7 +37,7 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: '5000', AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true' } });
+    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: String(JOB_TIMEOUT_MS), AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true' } });
     project = await h.project();
   }, 60_000);
   afterAll(async () => {
@@ -130,7 +131,11 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
 
     for (const o of outcomes) {
       expect([200, 201, 202, 503], `${o.path} answered ${o.status}`).toContain(o.status);
-      expect(o.ms, `${o.path} took ${o.ms} ms and answered ${o.status}`).toBeLessThan(3000);
+      // Nothing waits for Redis: a refusal comes within the command timeout, a write that needs no
+      // job answers as it would. A backfill that answered 200 waited for its job to embed what the
+      // outage left, real work bounded by the job timeout (past it, 503 JOB_TIMEOUT), not by Redis.
+      const bound = o.path === '/admin/memory/embeddings/backfill' && o.status === 200 ? JOB_TIMEOUT_MS + 3000 : 3000;
+      expect(o.ms, `${o.path} took ${o.ms} ms and answered ${o.status}`).toBeLessThan(bound);
       if (o.status === 503) expect(Number(o.retryAfter)).toBeGreaterThan(0);
     }
     // Writes that only need a follow-up job never failed; the queue-backed one did, while Redis was down.
