@@ -64,8 +64,8 @@ const MAX_REQUESTS_PER_CLIENT_SECOND = 10_000;
 /** Admin commands at once on Postgres (each is a node process); the embedded data directory takes one. */
 const CLI_PARALLEL_ON_POSTGRES = 4;
 
-/** A sample and the client that sent it (client i sends to projects[i mod length]). */
-type ClientSample = Sample & { client: number };
+/** A sample and the project it was sent to. */
+type ClientSample = Sample & { projectId: string };
 
 interface Phase {
   layout: string;
@@ -116,7 +116,7 @@ async function closedLoop(lattice: LatticeProcess, workload: Workload, projects:
   try {
     await Promise.all(Array.from({ length: clients }, async (_, i) => {
       const project = projects[i % projects.length]!;
-      for (let n = 0; n < maxRequests && performance.now() < end; n++) samples.push({ ...(await workload.send(project, workload.nextOp())), client: i });
+      for (let n = 0; n < maxRequests && performance.now() < end; n++) samples.push({ ...(await workload.send(project, workload.nextOp())), projectId: project.id });
     }));
   } finally {
     clearInterval(ticker);
@@ -168,15 +168,12 @@ async function main(): Promise<void> {
     await waitForEmbeddings(all, BACKLOG_LIMIT_MS);
     // The memories each project holds: its seed, and the saves the phases made in it.
     const stored = new Map(all.map((project) => [project.id, SEED_MEMORIES]));
-    const countSaves = (samples: readonly ClientSample[], used: readonly Project[]) => {
-      for (const s of samples) {
-        const id = used[s.client % used.length]!.id;
-        if (s.op === 'save' && s.status === 201) stored.set(id, stored.get(id)! + 1);
-      }
+    const countSaves = (samples: readonly ClientSample[]) => {
+      for (const s of samples) if (s.op === 'save' && s.status === 201) stored.set(s.projectId, stored.get(s.projectId)! + 1);
     };
     progress(`[concurrency] warm-up: 4 clients over the spread projects, ${WARM_UP_SECONDS} s (not reported)`);
     const warm = await closedLoop(lattice, workload, spread, 4, WARM_UP_SECONDS, 'warm-up');
-    countSaves(warm.samples, spread);
+    countSaves(warm.samples);
     await waitForEmbeddings(spread, BACKLOG_LIMIT_MS);
 
     const phases: Phase[] = [];
@@ -188,7 +185,7 @@ async function main(): Promise<void> {
         progress(`[concurrency] ${label}: ${SECONDS} s`);
         const run = await closedLoop(lattice, workload, used, clients, SECONDS, label);
         lattice.assertRunning();
-        countSaves(run.samples, used);
+        countSaves(run.samples);
         const readyz = await readiness(lattice);
         const backlog = await waitForEmbeddings(used.slice(0, clients), BACKLOG_LIMIT_MS);
         phases.push({ layout, clients, ...run, backlog, readyz, storedAtStart });

@@ -38,25 +38,19 @@ export async function unregister(db: Queryable, projectId: string): Promise<void
 
 /**
  * Embedded memories per project, for the projects holding at least `minRows` memories by the word
- * statistics the writes keep (memory_corpus, a cheap upper bound) and for `also`; each counted on
- * the project's own rows.
+ * statistics the writes keep (memory_corpus, a cheap upper bound) and for `also`.
  */
 export async function embeddedCounts(db: Queryable, minRows: number, also: readonly string[]): Promise<Map<string, number>> {
-  const { rows: candidates } = await db.query<{ project_id: string }>(
+  const { rows } = await db.query<{ project_id: string }>(
     `SELECT project_id FROM memory_corpus WHERE documents >= $1 UNION SELECT unnest($2::text[]) ORDER BY 1`,
     [minRows, [...also]],
   );
-  const counts = new Map<string, number>();
-  for (const { project_id: projectId } of candidates) {
-    const { rows } = await db.query<{ n: string }>(`SELECT count(embedding) AS n FROM memories WHERE project_id = $1`, [projectId]);
-    counts.set(projectId, Number(rows[0]!.n));
-  }
-  return counts;
+  return countEachEmbedded(db, rows.map((r) => r.project_id));
 }
 
 /**
- * Embedded memories per project for the projects not yet ready in the HNSW graph that hold more
- * than `minRows` memories by the word statistics (a cheap upper bound); each counted on its own rows.
+ * Embedded memories per project, for the projects not yet ready in the HNSW graph that hold more
+ * than `minRows` memories by the word statistics.
  */
 export async function unadmittedCounts(db: Queryable, minRows: number): Promise<Map<string, number>> {
   const { rows } = await db.query<{ project_id: string }>(
@@ -65,7 +59,17 @@ export async function unadmittedCounts(db: Queryable, minRows: number): Promise<
       ORDER BY 1`,
     [minRows],
   );
-  return embeddedCounts(db, Number.MAX_SAFE_INTEGER, rows.map((r) => r.project_id));
+  return countEachEmbedded(db, rows.map((r) => r.project_id));
+}
+
+/** Each project's embedded memories, counted on its own rows, one statement a project. */
+async function countEachEmbedded(db: Queryable, projectIds: readonly string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const projectId of projectIds) {
+    const { rows } = await db.query<{ n: string }>(`SELECT count(embedding) AS n FROM memories WHERE project_id = $1`, [projectId]);
+    counts.set(projectId, Number(rows[0]!.n));
+  }
+  return counts;
 }
 
 /** The indexes on memories named as this module names them, valid or left invalid by a failed build. */

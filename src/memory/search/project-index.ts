@@ -16,8 +16,8 @@
 // threshold: a project that grows fast would otherwise be scanned exactly, at a cost that grows with
 // it, for up to SEARCH_IVF_EVERY_MS after it passed. It counts only the projects not yet ready that
 // the word statistics say may have passed. Another (memory.project-indexes, every
-// SEARCH_IVF_EVERY_MS) admits as well, builds the IVFFlat index of a project that has passed its threshold, builds
-// a new one beside the old when the project has doubled since (its lists grow with it) and then
+// SEARCH_IVF_EVERY_MS) admits as well, builds the IVFFlat index of a project that has passed its
+// threshold, builds a new one beside the old when the project has doubled since (its lists grow with it) and then
 // drops the old, and drops the index of a project that has fallen below half the threshold or is
 // gone. The search takes a project's path once the registries list it (cached for a minute).
 import { createHash } from 'node:crypto';
