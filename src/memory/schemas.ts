@@ -150,7 +150,15 @@ export const StatsSchema = Type.Object({
   byScope: Type.Record(Type.String(), Type.Integer()),
   byStatus: Type.Record(Type.String(), Type.Integer()),
   byType: Type.Record(Type.String(), Type.Integer()),
-  embedding: Type.Object({ embedded: Type.Integer(), total: Type.Integer(), coverage: Type.Number({ description: 'embedded / total, 1 when empty' }) }),
+  embedding: Type.Object({
+    embedded: Type.Integer(),
+    total: Type.Integer(),
+    coverage: Type.Number({ description: 'embedded / total, 1 when empty' }),
+    graphReady: Type.Boolean({
+      description: 'The shared HNSW graph holds every row of the project: past SEARCH_EXACT_SCAN_MAX_ROWS embedded memories search walks it rather than scanning exactly (a job admits a project within a minute of passing)',
+    }),
+    projectIndex: Type.Boolean({ description: 'The project has an IVFFlat index of its own (Postgres, past SEARCH_IVF_MIN_ROWS), which search reads instead of the graph' }),
+  }),
   patternCount: Type.Integer({ description: 'Live behavior_pattern memories' }),
 });
 

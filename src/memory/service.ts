@@ -207,7 +207,13 @@ export class MemoryService {
       byScope,
       byStatus,
       byType,
-      embedding: { embedded, total, coverage: total === 0 ? 1 : embedded / total },
+      embedding: {
+        embedded,
+        total,
+        coverage: total === 0 ? 1 : embedded / total,
+        graphReady: (totals.graphReady ?? 0) > 0,
+        projectIndex: (totals.projectIndex ?? 0) > 0,
+      },
       patternCount: totals.patterns ?? 0,
     };
   }

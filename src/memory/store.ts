@@ -407,7 +407,9 @@ export async function memoryStats(db: Queryable, projectId: string) {
      UNION ALL SELECT 'totals', 'embedded', count(embedding)::int FROM memories WHERE project_id = $1
      UNION ALL SELECT 'totals', 'review', count(*)::int FROM memories WHERE project_id = $1 AND (status = 'pending' OR review_reason IS NOT NULL)
      UNION ALL SELECT 'totals', 'flagged', count(*)::int FROM memories WHERE project_id = $1 AND review_reason = 'flagged'
-     UNION ALL SELECT 'totals', 'patterns', count(*)::int FROM memories WHERE project_id = $1 AND type = 'behavior_pattern' AND status = 'confirmed'`,
+     UNION ALL SELECT 'totals', 'patterns', count(*)::int FROM memories WHERE project_id = $1 AND type = 'behavior_pattern' AND status = 'confirmed'
+     UNION ALL SELECT 'totals', 'graphReady', count(*)::int FROM vector_indexed_projects WHERE project_id = $1 AND ready
+     UNION ALL SELECT 'totals', 'projectIndex', count(*)::int FROM project_vector_indexes WHERE project_id = $1`,
     [projectId],
   );
   const by = (dimension: string) => Object.fromEntries(result.rows.filter((r) => r.dimension === dimension).map((r) => [r.key, r.n]));

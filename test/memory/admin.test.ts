@@ -188,6 +188,7 @@ describe('admin memory routes', () => {
       byStatus: { confirmed: 3, pending: 1 },
       byType: { fact: 2, preference: 1, behavior_pattern: 1 },
       patternCount: 1,
+      embedding: { graphReady: false, projectIndex: false },
     });
     expect(stats.embedding.total).toBe(4);
     expect(stats.embedding.coverage).toBeGreaterThanOrEqual(0);

@@ -1,5 +1,6 @@
 // The soak: `lattice serve` as its own process on loopback, driven by a mixed workload (search 40%,
-// save 30%, emit 20%, typed ingest of 10 observations 10%). First a closed loop of SOAK_CLIENTS
+// save 30%, emit 20%, typed ingest of 10 observations 10%). The project is first grown past the
+// exact-scan threshold (SOAK_MEMORIES, growProject says why). Then a closed loop of SOAK_CLIENTS
 // clients for SOAK_PEAK_SECONDS measures the peak, over its second half plus the time the embedding
 // backlog it left takes to clear: a save answers before its embedding when the encoder is busy, so
 // answers per second alone overstate what the server sustains. Then requests are started at 80% of that rate
@@ -10,7 +11,7 @@
 //   npm run soak                                   # embedded default (PGlite, in-process queue)
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run soak
 // Settings: SOAK_SECONDS (60), SOAK_PEAK_SECONDS (40), SOAK_CLIENTS (16), SOAK_RATE (skip the peak
-// phase and use this many requests/s). Service settings to try under load (SEARCH_EXACT_SCAN_MAX_ROWS,
+// phase and use this many requests/s), SOAK_MEMORIES (1.5 x SEARCH_EXACT_SCAN_MAX_ROWS). Service settings to try under load (SEARCH_EXACT_SCAN_MAX_ROWS,
 // POOL_MAX_THREADS, WORKER_CONCURRENCY, the database pools'; bench/lattice-process.ts lists them)
 // are handed to the server, and NODE_OPTIONS and MALLOC_ARENA_MAX to its runtime; SOAK_NODE_ARGS
 // adds flags to the server's node (--trace-gc), SOAK_SERVER_OUTPUT names a file for the server's
@@ -18,8 +19,8 @@
 // keys deleted). The server process and the workload are bench/lattice-process.ts's and
 // bench/workload.ts's, shared with bench/concurrency.ts.
 import { LatticeProcess } from '../../bench/lattice-process.js';
-import { markdownTable, ms, progress, summarise } from '../../bench/support.js';
-import { createWorkload, errorsByStatus, MIX, prepareProject, projectAt, waitForEmbeddings, type Sample } from '../../bench/workload.js';
+import { markdownTable, ms, progress, sleep, summarise } from '../../bench/support.js';
+import { createWorkload, errorsByStatus, MIX, prepareProject, projectAt, waitForEmbeddings, type Project, type Sample } from '../../bench/workload.js';
 
 const seconds = (key: string, fallback: number) => {
   const value = Number(process.env[key] ?? fallback);
@@ -31,6 +32,19 @@ const PEAK_SECONDS = seconds('SOAK_PEAK_SECONDS', 40);
 const CLIENTS = seconds('SOAK_CLIENTS', 16);
 const FIXED_RATE = process.env.SOAK_RATE ? seconds('SOAK_RATE', 1) : undefined;
 const SHARE = 0.8;
+/**
+ * The server's exact-scan threshold (handed to it when set here): past it a project's search walks
+ * the HNSW graph, at a cost that no longer grows with the project.
+ */
+const EXACT_SCAN_MAX_ROWS = Number(process.env.SEARCH_EXACT_SCAN_MAX_ROWS ?? 10_000);
+/**
+ * Memories the project holds before the peak is measured: by default one and a half times the
+ * exact-scan threshold, so that the peak is measured on the path search takes for the whole soak.
+ * The soak's saves grow the project (30% of its requests: about 15,000 memories in 10 minutes at
+ * 80 requests a second); a peak measured on 200 memories, where a search scans them all in a
+ * millisecond, is a rate the server cannot hold once the project has grown a hundredfold.
+ */
+const SEED_MEMORIES = process.env.SOAK_MEMORIES ? Math.round(seconds('SOAK_MEMORIES', 1)) : Math.round(EXACT_SCAN_MAX_ROWS * 1.5);
 /** A file that receives the server's stdout and stderr (with SOAK_NODE_ARGS=--trace-gc, its heap after every collection). */
 const SERVER_OUTPUT = process.env.SOAK_SERVER_OUTPUT;
 /** Flags for the server's node (some, such as --trace-gc, are refused in NODE_OPTIONS). */
@@ -46,9 +60,9 @@ async function main(): Promise<void> {
     const send = (op: Sample['op']) => workload.send(demo, op);
     const nextOp = workload.nextOp;
 
-    // Set-up: the typed attribute, and some memories for search to find.
+    // Set-up: the typed attribute, and the project grown to the size the soak works at.
     await prepareProject(workload, demo, 200);
-    progress('[soak] seeded 200 memories');
+    await growProject(demo, SEED_MEMORIES, (op) => workload.send(demo, op));
 
     let rate = FIXED_RATE;
     const peakSamples: Sample[] = [];
@@ -124,6 +138,44 @@ async function main(): Promise<void> {
   } finally {
     await lattice.close();
   }
+}
+
+/**
+ * Saves memories with CLIENTS clients until the project holds `target`, waits for their embeddings,
+ * and, past the exact-scan threshold, for the project to be ready in the HNSW graph (the admission
+ * job runs every minute). Any save that fails stops the soak: the set-up must not fail.
+ */
+async function growProject(project: Project, target: number, send: (op: 'save') => Promise<Sample>): Promise<void> {
+  let saved = (await stats(project)).total;
+  const start = Date.now();
+  let reported = start;
+  await Promise.all(Array.from({ length: CLIENTS }, async () => {
+    while (saved < target) {
+      saved++;
+      const sample = await send('save');
+      if (sample.status !== 201) throw new Error(`growing the project: a save answered ${sample.status} ${sample.error ?? ''}`);
+      if (Date.now() - reported >= 10_000) {
+        reported = Date.now();
+        progress(`[soak] growing the project: ${saved} of ${target} memories`);
+      }
+    }
+  }));
+  const embedded = await waitForEmbeddings([project], 900_000);
+  if (!embedded.cleared) throw new Error('growing the project: the embeddings did not clear within 15 minutes');
+  progress(`[soak] the project holds ${saved} memories, embedded ${((Date.now() - start) / 1000).toFixed(0)} s after the first save`);
+  if (saved <= EXACT_SCAN_MAX_ROWS) return;
+  const limit = Date.now() + 900_000;
+  while (!(await stats(project)).embedding.graphReady) {
+    if (Date.now() > limit) throw new Error('growing the project: it was not admitted to the HNSW graph within 15 minutes');
+    await sleep(2000);
+  }
+  progress(`[soak] the project is in the HNSW graph, ${((Date.now() - start) / 1000).toFixed(0)} s after the first save`);
+}
+
+async function stats(project: Project): Promise<{ total: number; embedding: { graphReady: boolean } }> {
+  const res = await fetch(`${project.base}/admin/memory/stats`, { headers: project.headers });
+  if (!res.ok) throw new Error(`memory stats answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { total: number; embedding: { graphReady: boolean } };
 }
 
 main().catch((error: unknown) => {

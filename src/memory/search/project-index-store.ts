@@ -42,7 +42,7 @@ export async function unregister(db: Queryable, projectId: string): Promise<void
  */
 export async function embeddedCounts(db: Queryable, minRows: number, also: readonly string[]): Promise<Map<string, number>> {
   const { rows } = await db.query<{ project_id: string }>(
-    `SELECT project_id FROM memory_corpus WHERE documents >= $1 UNION SELECT unnest($2::text[]) ORDER BY 1`,
+    `SELECT project_id FROM memory_corpus GROUP BY project_id HAVING sum(documents) >= $1 UNION SELECT unnest($2::text[]) ORDER BY 1`,
     [minRows, [...also]],
   );
   return countEachEmbedded(db, rows.map((r) => r.project_id));
@@ -55,7 +55,8 @@ export async function embeddedCounts(db: Queryable, minRows: number, also: reado
 export async function unadmittedCounts(db: Queryable, minRows: number): Promise<Map<string, number>> {
   const { rows } = await db.query<{ project_id: string }>(
     `SELECT c.project_id FROM memory_corpus c
-      WHERE c.documents > $1 AND NOT EXISTS (SELECT 1 FROM vector_indexed_projects v WHERE v.project_id = c.project_id AND v.ready)
+      WHERE NOT EXISTS (SELECT 1 FROM vector_indexed_projects v WHERE v.project_id = c.project_id AND v.ready)
+      GROUP BY c.project_id HAVING sum(c.documents) > $1
       ORDER BY 1`,
     [minRows],
   );

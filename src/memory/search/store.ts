@@ -28,14 +28,14 @@ const vectorScan = (k: number) => Math.min(1000, k * VECTOR_OVERSCAN);
 /** Lexical matches scored per search, at most (the candidate terms stay within it). */
 const TEXT_SCAN_CAP = BM25.candidateBudget;
 
-/** The query's distinct lexemes with their document frequency in the project, and the corpus size. */
+/** The query's distinct lexemes with their document frequency in the project, and the corpus size (each summed over its slots, migration 0018). */
 export async function queryTerms(db: Queryable, projectId: string, text: string): Promise<{ terms: TermStat[]; corpus: CorpusStats }> {
   const { rows } = await db.query<{ terms: TermStat[]; documents: string | null; characters: string | null }>(
-    `SELECT (SELECT coalesce(json_agg(json_build_object('lexeme', q.lexeme, 'df', coalesce(s.df, 0)) ORDER BY q.lexeme), '[]')
-               FROM unnest(tsvector_to_array(to_tsvector('english', $2))) q(lexeme)
-               LEFT JOIN memory_terms s ON s.project_id = $1 AND s.lexeme = q.lexeme) AS terms,
+    `SELECT (SELECT coalesce(json_agg(json_build_object('lexeme', q.lexeme, 'df', q.df) ORDER BY q.lexeme), '[]')
+               FROM (SELECT q.lexeme, (SELECT coalesce(sum(s.df), 0) FROM memory_terms s WHERE s.project_id = $1 AND s.lexeme = q.lexeme)::int AS df
+                       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) q(lexeme)) q) AS terms,
             c.documents, c.characters
-       FROM (SELECT 1) one LEFT JOIN memory_corpus c ON c.project_id = $1`,
+       FROM (SELECT sum(documents) AS documents, sum(characters) AS characters FROM memory_corpus WHERE project_id = $1) c`,
     [projectId, text],
   );
   const row = rows[0]!;

@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anyOf, BM25, bm25Score, candidateTerms, idf, weightTerms } from '../../../src/memory/search/bm25.js';
 import { queryTerms, searchCandidates } from '../../../src/memory/search/store.js';
-import { createHarness, type Harness } from '../../helpers/harness.js';
+import { insertMemories } from '../../../src/memory/store.js';
+import { newId } from '../../../src/platform/ids.js';
+import { backend, createHarness, type Harness } from '../../helpers/harness.js';
 
 describe('BM25, pure', () => {
   it('weighs a term by inverse document frequency (worked example)', () => {
@@ -131,19 +133,76 @@ describe('BM25 in SQL, and the term statistics', () => {
   });
 });
 
+// Per slot (migration 0018): each slot's counts must be exact on their own, which also means no
+// row is left at zero or below.
+/** A memory id whose counts go to `slot` (migration 0018's memory_stat_slot). */
+async function idInSlot(h: Harness, slot: number): Promise<string> {
+  for (;;) {
+    const id = newId('mem');
+    const { rows } = await h.db.query<{ slot: number }>('SELECT memory_stat_slot($1)::int AS slot', [id]);
+    if (rows[0]!.slot === slot) return id;
+  }
+}
+
+describe.runIf(backend === 'pg')('the word statistics have no row every save of a project updates (Postgres)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ consumers: false });
+  });
+  afterAll(() => h?.close());
+
+  it('lets a save commit while another save of the project, in another slot and with no word in common, holds its transaction open', async () => {
+    const { projectId } = await h.project();
+    const [first, second] = [await idInSlot(h, 3), await idInSlot(h, 11)];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const holder = h.db.transaction(async (tx) => {
+      await insertMemories(tx, [{ id: first, projectId, content: 'apples grow in the orchard' }]);
+      wrote();
+      await held;
+    });
+    await written;
+    try {
+      // With one corpus row per project this insert would wait for the holder's commit: the lock
+      // timeout makes that wait an error instead of a hang.
+      await h.db.transaction(async (tx) => {
+        await tx.query(`SET LOCAL lock_timeout = '2s'`);
+        await insertMemories(tx, [{ id: second, projectId, content: 'violin lessons on saturday' }]);
+      });
+    } finally {
+      release();
+      await holder;
+    }
+    const { terms, corpus } = await queryTerms(h.db, projectId, 'apples violin');
+    expect(terms).toEqual([{ lexeme: 'appl', df: 1 }, { lexeme: 'violin', df: 1 }]);
+    expect(corpus.documents).toBe(2);
+    expect(await statistics(h, projectId)).toEqual(await recount(h, projectId));
+  }, 30_000);
+});
+
 async function statistics(h: Harness, projectId: string) {
-  const terms = await h.db.query<{ lexeme: string; df: number }>('SELECT lexeme, df FROM memory_terms WHERE project_id = $1 ORDER BY lexeme', [projectId]);
-  const corpus = await h.db.query<{ documents: string; characters: string }>('SELECT documents::text, characters::text FROM memory_corpus WHERE project_id = $1', [projectId]);
+  const terms = await h.db.query<{ lexeme: string; slot: number; df: number }>(
+    'SELECT lexeme, slot::int, df FROM memory_terms WHERE project_id = $1 ORDER BY lexeme, slot',
+    [projectId],
+  );
+  const corpus = await h.db.query<{ slot: number; documents: string; characters: string }>(
+    'SELECT slot::int, documents::text, characters::text FROM memory_corpus WHERE project_id = $1 ORDER BY slot',
+    [projectId],
+  );
   return { terms: terms.rows, corpus: corpus.rows };
 }
 
 async function recount(h: Harness, projectId: string) {
-  const terms = await h.db.query<{ lexeme: string; df: number }>(
-    `SELECT l AS lexeme, count(*)::int AS df FROM memories m, unnest(tsvector_to_array(m.fts)) l WHERE m.project_id = $1 GROUP BY l ORDER BY l`,
+  const terms = await h.db.query<{ lexeme: string; slot: number; df: number }>(
+    `SELECT l AS lexeme, memory_stat_slot(m.id)::int AS slot, count(*)::int AS df FROM memories m, unnest(tsvector_to_array(m.fts)) l
+      WHERE m.project_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
     [projectId],
   );
-  const corpus = await h.db.query<{ documents: string; characters: string }>(
-    `SELECT count(*)::text AS documents, sum(char_length(content))::text AS characters FROM memories WHERE project_id = $1 HAVING count(*) > 0`,
+  const corpus = await h.db.query<{ slot: number; documents: string; characters: string }>(
+    `SELECT memory_stat_slot(id)::int AS slot, count(*)::text AS documents, sum(char_length(content))::text AS characters
+       FROM memories WHERE project_id = $1 GROUP BY 1 ORDER BY 1`,
     [projectId],
   );
   return { terms: terms.rows, corpus: corpus.rows };

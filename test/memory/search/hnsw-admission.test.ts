@@ -78,12 +78,17 @@ describe('the HNSW graph holds the projects past the exact-scan threshold only',
   });
 
   it('admits the project past the threshold, marks every row of it, embedded or not, and leaves the small one out', async () => {
+    const graphReady = async (projectId: string) => (await h.call('GET', projectId, '/admin/memory/stats')).json().embedding.graphReady;
+    expect(await graphReady(large)).toBe(false);
     const changes = await h.apis.memory.maintainVectorIndexes();
     expect(changes.admitted).toEqual([{ projectId: large, rows: 80 }]);
     expect(await admission(h, large)).toBe(true);
     expect(await marks(h, large)).toEqual({ marked: 85, total: 85 });
     expect(await admission(h, small)).toBeUndefined();
     expect(await marks(h, small)).toEqual({ marked: 0, total: EXACT_MAX });
+    // The project's stats say so.
+    expect(await graphReady(large)).toBe(true);
+    expect(await graphReady(small)).toBe(false);
     // A second run has nothing to do.
     expect((await h.apis.memory.maintainVectorIndexes()).admitted).toEqual([]);
   }, 60_000);
