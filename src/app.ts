@@ -19,6 +19,8 @@ export interface BuildOptions {
   logger?: boolean;
   /** Observe every route as it is added (the OpenAPI completeness test). */
   onRoute?: (route: RouteOptions) => void;
+  /** Whether the encoder loaded at start has loaded: /readyz answers 503 until it has (lattice serve). */
+  encoderLoaded?: () => boolean;
 }
 
 // Unknown fields are refused, not silently dropped: a typo must not lose data.
@@ -83,7 +85,7 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
   });
   await app.register(openapi);
   await app.register(consolePlugin);
-  await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue, dbTimeoutMs: runtime.config.dbConnectTimeoutMs });
+  await app.register(healthRoutes, { db: runtime.db, queue: runtime.queue, dbTimeoutMs: runtime.config.dbConnectTimeoutMs, encoderLoaded: options.encoderLoaded });
 
   await app.register(
     async (scope) => {

@@ -80,8 +80,17 @@ export async function serve(config: Config): Promise<Running> {
         ].join('\n'),
       );
     }
+    // The encoder loads while the server starts listening; /readyz waits for it, so that a write
+    // right after start is embedded as it is saved and found by meaning at once.
+    let encoderLoaded = false;
+    void lattice.apis.embeddings
+      .warm()
+      .catch((error: unknown) => log.warn({ err: error }, 'the encoder did not load at start; it loads again on first use'))
+      .finally(() => {
+        encoderLoaded = true;
+      });
     if (config.serveRunsJobs) await lattice.startConsumers();
-    app = await buildApp(lattice);
+    app = await buildApp(lattice, { encoderLoaded: () => encoderLoaded });
     await app.listen({ port: config.port, host: config.host });
     log.info(
       { database: lattice.runtime.db.kind, queue: lattice.runtime.queue.kind, jobsInProcess: config.serveRunsJobs, embedder: lattice.apis.embeddings.model },

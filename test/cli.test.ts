@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
 import { createTenancyAdmin } from '../src/tenancy/index.js';
 import { createTestDatabase, SERVER_DATABASE_URL, type TestDatabase } from './helpers/harness.js';
-import { runCli, startCli } from './helpers/processes.js';
+import { runCli, startCli, waitUntilReady } from './helpers/processes.js';
 
 describe('lattice on the embedded default', () => {
   let dataDir: string;
@@ -79,7 +79,7 @@ describe('lattice on the embedded default', () => {
       const [, apiKey] = (await server.waitFor(/^\s+(lat_\S+)\s*$/m)) as unknown as [string, string];
       await server.waitFor(/listening/);
       const base = `http://127.0.0.1:${port}`;
-      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      expect(await waitUntilReady(base)).toMatchObject({ status: 'ready', encoder: 'loaded' });
       const res = await fetch(`${base}/api/v1/projects/demo/admin/memory/embeddings/backfill`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}` },

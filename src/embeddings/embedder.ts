@@ -20,6 +20,8 @@ export interface Embedder {
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Whether an embedding asked for now would start at once (for the local embedder: a pool thread is free). */
   readonly ready: boolean;
+  /** Loads the model where it runs, so that the first write or search does not wait for it. */
+  warm(): Promise<void>;
 }
 
 /** Texts per pool task: large enough to amortise the hop, small enough to spread over threads. */
@@ -46,6 +48,15 @@ export class LocalEmbedder implements Embedder {
     private readonly backgroundPool: WorkerPool = pool,
   ) {
     for (const p of [pool, backgroundPool]) if (!this.slots.has(p)) this.slots.set(p, new Semaphore(p.feedLimit));
+  }
+
+  /**
+   * One short text per thread of the foreground pool, all at once: each thread loads the encoder
+   * (seconds) before the process says it is ready, so a write's inline embedding and the first
+   * search find it loaded. The background pool's threads load theirs with their first job.
+   */
+  async warm(): Promise<void> {
+    await Promise.all(Array.from({ length: this.pool.maxThreads }, () => this.embed(['warm'])));
   }
 
   async embed(texts: readonly string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
@@ -75,6 +86,9 @@ export class LocalEmbedder implements Embedder {
 export class GatewayEmbedder implements Embedder {
   /** A remote endpoint: whether it answers in time is for the caller's timeout to find out. */
   readonly ready = true;
+
+  /** Nothing loads here: the model lives behind the gateway. */
+  async warm(): Promise<void> {}
 
   constructor(
     private readonly gateway: Pick<ModelGateway, 'embeddings'>,

@@ -20,6 +20,11 @@ export interface EmbeddingsApi {
    * throws: the caller leaves the text to the embedding job.
    */
   embedNow(texts: readonly string[], budgetMs: number): Promise<Float32Array[] | undefined>;
+  /**
+   * Loads the encoder where it runs (every thread of the local pool); resolves once it has, or has
+   * failed to (the failure is the answer's: searches then go on by words alone until it loads).
+   */
+  warm(): Promise<void>;
 }
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
@@ -35,6 +40,7 @@ export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | '
       embed: (texts, options) => embedder.embed(texts, options),
       embedQuery: (text) => queries.embedQuery(text),
       embedNow: (texts, budgetMs) => embedWithin(embedder, texts, budgetMs),
+      warm: () => embedder.warm(),
     },
   };
 }

@@ -1,4 +1,5 @@
-// Liveness and readiness. /healthz: the process answers. /readyz: the database and the queue do too.
+// Liveness and readiness. /healthz: the process answers. /readyz: the database and the queue do
+// too, and the encoder has loaded (when the process loads it at start: lattice serve).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withDeadline } from './concurrency.js';
@@ -25,6 +26,7 @@ const StatusSchema = Type.Object({
   status: Type.String(),
   database: Type.Optional(Type.String()),
   queue: Type.Optional(Type.String()),
+  encoder: Type.Optional(Type.String({ description: '"loaded" once the embedding model has loaded at start (lattice serve); until then /readyz answers 503' })),
   pools: Type.Optional(
     Type.Record(Type.String(), PoolStatsSchema, {
       description:
@@ -33,7 +35,15 @@ const StatusSchema = Type.Object({
   ),
 });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; dbTimeoutMs: number }> = async (app, { db, queue, dbTimeoutMs }) => {
+export interface HealthOptions {
+  db: Db;
+  queue: Pingable;
+  dbTimeoutMs: number;
+  /** Whether the encoder the process loads at start has loaded (or failed to); absent when it loads on first use. */
+  encoderLoaded?: () => boolean;
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, queue, dbTimeoutMs, encoderLoaded }) => {
   app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: StatusSchema } } }, async () => ({ status: 'ok' }));
 
   app.get(
@@ -41,7 +51,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; 
     {
       schema: {
         tags: ['health'],
-        summary: 'The database and the queue are reachable',
+        summary: 'The database and the queue are reachable, and the encoder has loaded',
         response: { 200: StatusSchema, 503: Type.Ref('ErrorBody') },
       },
     },
@@ -53,7 +63,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; queue: Pingable; 
         throw new DependencyUnavailableError(`the database (${db.kind}) is unreachable`, { cause: error });
       }
       await queue.ping();
-      return { status: 'ready', database: db.kind, queue: queue.kind, ...(db.poolStats ? { pools: db.poolStats() } : {}) };
+      // A write is embedded as it is saved, and a search embeds its query, only once the model is in memory.
+      if (encoderLoaded && !encoderLoaded()) throw new DependencyUnavailableError('the encoder is still loading');
+      return {
+        status: 'ready',
+        database: db.kind,
+        queue: queue.kind,
+        ...(encoderLoaded ? { encoder: 'loaded' } : {}),
+        ...(db.poolStats ? { pools: db.poolStats() } : {}),
+      };
     },
   );
 };

@@ -71,6 +71,11 @@ export class WorkerPool {
     return Math.min(this.options.maxThreads * 2, this.options.maxThreads + this.options.maxQueue);
   }
 
+  /** Threads the pool may run. */
+  get maxThreads(): number {
+    return this.options.maxThreads;
+  }
+
   /** Whether a task run now would start at once, rather than wait behind others. */
   get hasFreeThread(): boolean {
     return this.inFlight < this.options.maxThreads;

@@ -129,7 +129,7 @@ describe('QueryEmbedder', () => {
   it('caches: asking for the same text again returns the same vector without embedding again', async () => {
     const inner = new LocalEmbedder(pool);
     let calls = 0;
-    const counting: Embedder = { model: inner.model, dimensions: inner.dimensions, ready: true, embed: (texts) => (calls++, inner.embed(texts)) };
+    const counting: Embedder = { model: inner.model, dimensions: inner.dimensions, ready: true, warm: async () => {}, embed: (texts) => (calls++, inner.embed(texts)) };
     const queries = new QueryEmbedder(counting);
     const first = await queries.embedQuery(PARAPHRASE);
     const second = await queries.embedQuery(PARAPHRASE);
@@ -153,6 +153,7 @@ describe('embedWithin: an embedding for a write that waits for it', () => {
     model: 'fake',
     dimensions: 1,
     ready,
+    warm: async () => {},
     embed: (texts) =>
       new Promise((resolve, reject) => setTimeout(() => (fail ? reject(new Error('down')) : resolve(texts.map(() => Float32Array.of(1)))), delayMs)),
   });

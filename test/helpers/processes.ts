@@ -100,3 +100,19 @@ export const freePort = () =>
       server.close(() => resolve(port));
     });
   });
+
+/**
+ * Polls `${base}/readyz` until it answers 200 (the encoder loads at start, seconds on a busy
+ * machine); answers the ready body. Bounded by polls, not by a clock: each poll is an answer of the
+ * server's own, 100 ms apart, at most `polls` of them.
+ */
+export async function waitUntilReady(base: string, polls = 1200): Promise<Record<string, unknown>> {
+  let last = '';
+  for (let i = 0; i < polls; i++) {
+    const res = await fetch(`${base}/readyz`);
+    last = await res.text();
+    if (res.status === 200) return JSON.parse(last) as Record<string, unknown>;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${base}/readyz did not answer 200 after ${polls} polls; last answer: ${last}`);
+}
