@@ -172,7 +172,11 @@ export async function withThrowawayPostgres<T>(
   redisUrl: string | undefined,
   fn: (env: { databaseUrl: string; queuePrefix: string }) => Promise<T>,
 ): Promise<T> {
-  const name = `lattice_bench_${randomBytes(6).toString('hex')}`;
+  // BENCH_DATABASE names a database kept between runs (created when missing, never dropped): a
+  // bench that loads data once can then be run again on it (bench/retrieval.ts).
+  const kept = process.env.BENCH_DATABASE;
+  if (kept !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(kept)) throw new Error('BENCH_DATABASE must be a plain lower-case database name');
+  const name = kept ?? `lattice_bench_${randomBytes(6).toString('hex')}`;
   const adminUrl = new URL(serverUrl);
   adminUrl.pathname = '/postgres';
   const benchUrl = new URL(serverUrl);
@@ -184,7 +188,7 @@ export async function withThrowawayPostgres<T>(
   let cleaned: Promise<void> | undefined;
   const cleanUp = () =>
     (cleaned ??= (async () => {
-      if (process.env.BENCH_KEEP_DB) { progress(`[postgres] kept ${name}`); return; }
+      if (process.env.BENCH_KEEP_DB || kept) { progress(`[postgres] kept ${name}`); return; }
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       progress(`[postgres] dropped database ${name}`);
       if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);
@@ -199,8 +203,9 @@ export async function withThrowawayPostgres<T>(
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
-    progress(`[postgres] created database ${name}${redisUrl ? `, queue prefix ${queuePrefix}` : ''}`);
+    const exists = kept !== undefined && (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    if (!exists) await admin.query(`CREATE DATABASE ${name}`);
+    progress(`[postgres] ${exists ? 'reusing' : 'created'} database ${name}${redisUrl ? `, queue prefix ${queuePrefix}` : ''}`);
     try {
       return await fn({ databaseUrl: benchUrl.toString(), queuePrefix });
     } finally {

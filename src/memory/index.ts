@@ -29,7 +29,7 @@ import { memorySubjectData } from './subject-data.js';
 export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
 export type { ConsolidateResult, DedupResult } from './curation/schemas.js';
 export type { ObserveInput, ObserveResult } from './observe/observe.js';
-export type { GraphBonus, SearchHit, SearchInput } from './search/search.js';
+export type { GraphBonus, SearchFeatures, SearchHit, SearchInput } from './search/search.js';
 export type { SaveInput, SaveResult } from './service.js';
 export type { KeyedMemory, KeyedWrite } from './store.js';
 

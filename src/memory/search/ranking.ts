@@ -46,6 +46,8 @@ export interface FusionInput {
   hubness?: number | null;
   /** BM25 over the query's terms; 0 when none occurs in the memory. */
   bm25: number;
+  /** What the memory's neighbours in its session add to its BM25 (store.ts, NEIGHBOURS); 0 when none. */
+  context?: number;
 }
 
 export interface Fused {
@@ -57,8 +59,10 @@ export interface Fused {
   vectorRank: number | null;
   /** Rank by BM25 among the candidates (1 = best); null when no query term occurs in it. */
   textRank: number | null;
-  /** BM25 divided by the best BM25 among the candidates, in [0, 1]. */
+  /** BM25 (with its neighbours' part) divided by the best among the candidates, in [0, 1]. */
   lexical: number;
+  /** The part of `lexical` that the memory's neighbours gave. */
+  context: number;
 }
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -73,20 +77,22 @@ function ranks<T extends { id: string }>(items: readonly T[], score: (item: T) =
 /** The relevance of each candidate: the normalised blend of its hubness-corrected cosine and its BM25. */
 export function fuse(candidates: readonly FusionInput[]): Map<string, Fused> {
   const vector = ranks(candidates, (c) => c.cosine);
-  const text = ranks(candidates, (c) => (c.bm25 > 0 ? c.bm25 : null));
-  const best = Math.max(0, ...candidates.map((c) => c.bm25));
+  const words = (c: FusionInput) => c.bm25 + (c.context ?? 0);
+  const text = ranks(candidates, (c) => (words(c) > 0 ? words(c) : null));
+  const best = Math.max(0, ...candidates.map(words));
   // A hubness counts only beside a cosine it can correct.
   const hubnessOf = (c: FusionInput) => (c.cosine !== null && c.hubness != null && Number.isFinite(c.hubness) ? c.hubness : undefined);
   const hubs = candidates.flatMap((c) => hubnessOf(c) ?? []);
   const meanHub = hubs.length === 0 ? 0 : hubs.reduce((sum, h) => sum + h, 0) / hubs.length;
   return new Map(
     candidates.map((c) => {
-      const lexical = best > 0 ? c.bm25 / best : 0;
+      const lexical = best > 0 ? words(c) / best : 0;
+      const context = best > 0 ? (c.context ?? 0) / best : 0;
       const own = hubnessOf(c);
       const hubness = own === undefined ? 0 : RANKING.hubnessWeight * (own - meanHub);
       const semantic = c.cosine === null ? 0 : c.cosine - hubness;
       const relevance = clamp01(RANKING.semanticWeight * semantic + RANKING.lexicalWeight * lexical);
-      return [c.id, { relevance, hubness, vectorRank: vector.get(c.id) ?? null, textRank: text.get(c.id) ?? null, lexical }];
+      return [c.id, { relevance, hubness, vectorRank: vector.get(c.id) ?? null, textRank: text.get(c.id) ?? null, lexical, context }];
     }),
   );
 }
@@ -98,6 +104,8 @@ export interface RankInput {
   cosine: number | null;
   /** Normalised BM25 in [0, 1] (shown, not scored again). */
   lexical: number;
+  /** The part of `lexical` from the memory's neighbours (shown, not scored again); 0 when none. */
+  context?: number;
   /** What relevance took off the cosine for hubness (shown, not scored again); 0 when none. */
   hubness?: number;
   /** Days since the memory's validFrom or lastAccessedAt, whichever is later. */
@@ -112,6 +120,8 @@ export interface ScoreParts {
   semantic: number | null;
   hubness: number;
   lexical: number;
+  /** The part of lexical that the memory's neighbours in its session gave. */
+  context: number;
   relevance: number;
   recency: number;
   importance: number;
@@ -123,6 +133,7 @@ export function scoreParts(input: RankInput): ScoreParts {
     semantic: input.cosine === null ? null : clamp01(input.cosine),
     hubness: Number.isFinite(input.hubness) ? input.hubness! : 0,
     lexical: clamp01(input.lexical),
+    context: clamp01(input.context ?? 0),
     relevance: clamp01(input.relevance),
     recency: Math.pow(0.5, Math.max(0, input.ageDays) / RANKING.recencyHalfLifeDays),
     importance: clamp01(input.importance / 10),
@@ -144,7 +155,8 @@ export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRa
   const f = (x: number) => x.toFixed(3);
   const hub = parts.hubness === 0 ? '' : ` ${parts.hubness > 0 ? '-' : '+'} hubness ${f(Math.abs(parts.hubness))}`;
   const semantic = parts.semantic === null ? 'no embedding yet' : `cosine ${f(parts.semantic)} #${ranks.vectorRank ?? '-'}${hub}`;
-  const lexical = ranks.textRank === null ? 'no query word' : `words ${f(parts.lexical)} #${ranks.textRank}`;
+  const context = parts.context > 0 ? `, ${f(parts.context)} of it from the turns beside it` : '';
+  const lexical = ranks.textRank === null ? 'no query word' : `words ${f(parts.lexical)} #${ranks.textRank}${context}`;
   return (
     `score ${f(score)} = ${RANKING.relevanceWeight} x relevance ${f(parts.relevance)} (${RANKING.semanticWeight} x ${parts.semantic !== null && hub ? `(${semantic})` : semantic} + ${RANKING.lexicalWeight} x ${lexical})` +
     ` + ${RANKING.recencyWeight} x recency ${f(parts.recency)} + ${RANKING.importanceWeight} x importance ${f(parts.importance)}` +

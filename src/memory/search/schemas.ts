@@ -45,6 +45,10 @@ export const SearchHitSchema = Type.Object({
         'What relevance takes off the cosine because the memory is close to many texts (CSLS): its mean cosine to its 10 nearest fellow candidates, less the candidates\' mean. Negative for a memory closer to the query than to its neighbours; 0 without an embedding',
     }),
     lexical: Type.Number({ description: 'BM25 of the query over the memory, divided by the best BM25 among the candidates: 1 for the best match by words, 0 when no query word occurs' }),
+    context: Type.Number({
+      description:
+        "The part of lexical that the turns beside the memory in its session gave (0.3 x the BM25 of the turn before it plus 0.3 x the turn after it), when the search's collection (a subject) is small enough to be scored whole",
+    }),
     relevance: Type.Number({ description: '0.75 x (semantic - hubness) (0 without an embedding) + 0.25 x lexical, within [0, 1]' }),
     recency: Type.Number({ description: 'Halves every 30 days since validFrom or the last recall' }),
     importance: Type.Number({ description: 'importance / 10' }),

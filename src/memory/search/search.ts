@@ -13,9 +13,11 @@ import { countEmbedded, type MemoryFilter } from '../store.js';
 import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import type { ProjectVectorIndexes } from './project-index.js';
-import { queryTerms, searchCandidates } from './store.js';
+import { collectionLexical, COLLECTION_LEXICAL_MAX, queryTerms, searchCandidates } from './store.js';
 
 const MAX_CANDIDATES = 200;
+/** Candidates taken from each list at least (deep pools: fusion over shallow ones lost to either leg alone). */
+const MIN_CANDIDATES = 50;
 
 export interface SearchInput {
   query: string;
@@ -33,7 +35,21 @@ export interface SearchInput {
   offset?: number;
   /** Hits scoring below this are dropped. */
   minScore?: number;
+  /** Parts of retrieval to leave out (all on by default): for ablations and callers that want one leg. */
+  features?: Partial<SearchFeatures>;
 }
+
+/** The parts of retrieval a search can turn off. */
+export interface SearchFeatures {
+  /** Candidates and scores from the embedding (the vector leg). */
+  vector: boolean;
+  /** Candidates and scores from the words (the lexical leg, BM25). */
+  lexical: boolean;
+  /** A conversation's memory is also scored by the words of the turns beside it in its session (store.ts, NEIGHBOURS). */
+  neighbours: boolean;
+}
+
+const ALL_FEATURES: SearchFeatures = { vector: true, lexical: true, neighbours: true };
 
 export interface SearchHit {
   memory: Memory;
@@ -47,6 +63,8 @@ export type GraphBonus = (projectId: string, memoryIds: string[]) => Promise<Map
 
 export class MemorySearch {
   private readonly sizes = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
+  /** Collections (project and subject) found larger than COLLECTION_LEXICAL_MAX: not tried again for a minute. */
+  private readonly largeCollections = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
   constructor(
     private readonly db: Db,
@@ -85,12 +103,21 @@ export class MemorySearch {
       asOf: input.asOf,
       liveOnly: input.status === undefined && input.asOf === undefined,
     };
-    const [vector, embeddedRows, { terms, corpus }, path] = await Promise.all([
-      this.queryVector(input.query),
+    const features = { ...ALL_FEATURES, ...input.features };
+    const k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, (limit + offset) * 5));
+    // The lexical leg is exact over the search's own collection when that is small (a subject, or a
+    // small project); the project's statistics are read alongside, for when it is not.
+    const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}`;
+    const tryCollection =
+      features.lexical && !this.largeCollections.has(collectionKey) && (input.subject !== undefined || (this.sizes.get(projectId) ?? 0) <= COLLECTION_LEXICAL_MAX);
+    const [vector, embeddedRows, { terms, corpus }, path, collection] = await Promise.all([
+      features.vector ? this.queryVector(input.query) : undefined,
       this.embeddedRows(projectId),
       queryTerms(this.db, projectId, input.query),
       this.indexes?.pathFor(projectId),
+      tryCollection ? collectionLexical(this.db, projectId, filter, input.query, k, { neighbours: features.neighbours }) : undefined,
     ]);
+    if (tryCollection && collection === undefined) this.largeCollections.set(collectionKey, true);
     const ivfProbes = path?.ivfProbes;
     // Past the threshold, a vector index: the project's own IVFFlat one, or the HNSW graph once
     // every row of the project is in it (project-index.ts); until then exact scan, as when small.
@@ -99,22 +126,33 @@ export class MemorySearch {
       projectId,
       filter,
       vector,
-      lexical: { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
-      k: Math.min(MAX_CANDIDATES, Math.max(20, (limit + offset) * 4)),
+      lexical: !features.lexical
+        ? undefined
+        : collection
+          ? { terms: weightTerms(collection.terms, collection.corpus), match: '', avgLength: collection.corpus.avgLength }
+          : { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
+      textIds: collection?.ids,
+      k,
       exact,
       efSearch: this.options.efSearch,
       ivfProbes,
     });
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
-    const fused = fuse(candidates.map((c) => ({ id: c.memory.id, cosine: c.cosine, hubness: c.hubness, bm25: c.bm25 })));
+    const fused = fuse(
+      candidates.map((c) => {
+        const scored = collection?.scores.get(c.memory.id);
+        return { id: c.memory.id, cosine: c.cosine, hubness: c.hubness, bm25: scored?.own ?? c.bm25, context: scored?.context ?? 0 };
+      }),
+    );
     const hits = candidates.map((c): SearchHit => {
-      const { relevance, hubness, lexical, vectorRank, textRank } = fused.get(c.memory.id)!;
+      const { relevance, hubness, lexical, context, vectorRank, textRank } = fused.get(c.memory.id)!;
       const lastTouched = Math.max(Date.parse(c.memory.validFrom), c.memory.lastAccessedAt ? Date.parse(c.memory.lastAccessedAt) : 0);
       const parts = scoreParts({
         relevance,
         cosine: c.cosine,
         hubness,
         lexical,
+        context,
         ageDays: (now.getTime() - lastTouched) / 86_400_000,
         importance: c.memory.importance,
         graph: bonus?.get(c.memory.id) ?? 0,

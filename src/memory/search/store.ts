@@ -43,6 +43,103 @@ export async function queryTerms(db: Queryable, projectId: string, text: string)
   return { terms: row.terms, corpus: { documents, avgLength: documents === 0 ? 0 : Number(row.characters ?? 0) / documents } };
 }
 
+/**
+ * The most memories a search's own collection (its project under its filters: a subject, a scope,
+ * an instant) may hold for the lexical leg to be exact over it: BM25 with the collection's own
+ * statistics (df, the number of memories and their mean length), every memory holding a query word
+ * scored. A conversation searched within its subject is scored as a keyword index over that
+ * conversation alone would score it, not with the words of the project's other subjects. Larger
+ * collections take the project's statistics and the rarest words' matches (textList).
+ */
+export const COLLECTION_LEXICAL_MAX = 5_000;
+
+export interface CollectionLexical {
+  /** The k best memories by BM25 over the collection (their own and their neighbours'), best first. */
+  ids: string[];
+  /**
+   * The best memories' scores (more than k of them): `own`, BM25 of the memory's text; `context`,
+   * what its neighbours in its session add (NEIGHBOURS). Memories not listed score their own BM25
+   * alone (it is lower than every listed one's).
+   */
+  scores: Map<string, { own: number; context: number }>;
+  terms: TermStat[];
+  corpus: CorpusStats;
+}
+
+/**
+ * A conversation's memories (those with a session key) are also scored by the words of the turns
+ * beside them in their session, as a weaker field: an answer often needs the question before it
+ * ("yes, every Saturday" answers "do you still play the violin?"), and a question the answer after
+ * it. A memory's context score is `before` x the BM25 of the turn before it plus `after` x the BM25
+ * of the turn after it, in the session's order (valid from, then id).
+ */
+export const NEIGHBOURS = { before: 0.3, after: 0.3 } as const;
+
+/** Scores kept beyond k, so that a vector candidate that is also a good lexical match shows its context part. */
+const COLLECTION_SCORES_KEPT = 200;
+
+/**
+ * Exact BM25 over the memories the filter selects, when they are at most `cap`: the query's
+ * lexemes' document frequencies and the collection's size and mean length, and the k best memories,
+ * in one statement. With `neighbours`, a memory's score adds its neighbours' (NEIGHBOURS). Answers
+ * undefined when the collection holds more than `cap` memories.
+ */
+export async function collectionLexical(
+  db: Queryable,
+  projectId: string,
+  filter: MemoryFilter,
+  text: string,
+  k: number,
+  options: { neighbours?: boolean; cap?: number } = {},
+): Promise<CollectionLexical | undefined> {
+  const cap = options.cap ?? COLLECTION_LEXICAL_MAX;
+  const where = filterConditions(projectId, filter);
+  const query = where.param(text);
+  const { k1, b } = BM25;
+  const [before, after] = options.neighbours ? [NEIGHBOURS.before, NEIGHBOURS.after] : [0, 0];
+  // Each memory's text is cut to the query's lexemes first (setweight marks them, ts_filter keeps
+  // them), so a long memory is not unnested whole.
+  const { rows } = await db.query<{ documents: string; avg_length: number; terms: TermStat[]; best: [string, number, number][] }>(
+    `WITH q AS MATERIALIZED (SELECT coalesce(array_agg(DISTINCT l), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', ${query}))) l),
+     c AS MATERIALIZED (
+       SELECT m.id, m.session_key, m.valid_from, char_length(m.content) AS len, ts_filter(setweight(m.fts, 'A', q.lexemes), '{a}') AS fts
+         FROM memories m, q WHERE ${where.sql} LIMIT ${where.param(cap + 1)}),
+     n AS MATERIALIZED (SELECT count(*) AS documents, coalesce(avg(len), 0)::float8 AS avg_length FROM c),
+     tf AS MATERIALIZED (SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf FROM c, unnest(c.fts) t),
+     df AS MATERIALIZED (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme),
+     s AS MATERIALIZED (
+       SELECT tf.id, sum(ln(1 + (n.documents - df.df + 0.5) / (df.df + 0.5)) * tf.tf * ${k1 + 1}
+                         / (tf.tf + ${k1} * (${1 - b} + ${b} * tf.len / greatest(n.avg_length, 1e-9)))) AS score
+         FROM tf JOIN df USING (lexeme), n GROUP BY tf.id),
+     o AS (
+       ${
+         before + after > 0
+           ? `SELECT c.id, coalesce(s.score, 0) AS own,
+                     CASE WHEN c.session_key IS NULL THEN 0
+                          ELSE ${before} * coalesce(lag(s.score) OVER w, 0) + ${after} * coalesce(lead(s.score) OVER w, 0) END AS context
+                FROM c LEFT JOIN s ON s.id = c.id
+              WINDOW w AS (PARTITION BY c.session_key ORDER BY c.valid_from, c.id)`
+           : 'SELECT s.id, s.score AS own, 0::float8 AS context FROM s'
+       }),
+     best AS (SELECT o.id, o.own, o.context FROM o WHERE o.own + o.context > 0 ORDER BY o.own + o.context DESC, o.id LIMIT ${where.param(Math.max(k, COLLECTION_SCORES_KEPT))})
+     SELECT n.documents, n.avg_length,
+            (SELECT coalesce(json_agg(json_build_object('lexeme', l, 'df', coalesce(df.df, 0)) ORDER BY l), '[]')
+               FROM q, unnest(q.lexemes) l LEFT JOIN df ON df.lexeme = l) AS terms,
+            (SELECT coalesce(json_agg(json_build_array(best.id, best.own, best.context) ORDER BY best.own + best.context DESC, best.id), '[]') FROM best) AS best
+       FROM n`,
+    where.params,
+  );
+  const row = rows[0]!;
+  const documents = Number(row.documents);
+  if (documents > cap) return undefined;
+  return {
+    ids: row.best.slice(0, k).map(([id]) => id),
+    scores: new Map(row.best.map(([id, own, context]) => [id, { own: Number(own), context: Number(context) }])),
+    terms: row.terms.map((t) => ({ lexeme: t.lexeme, df: Number(t.df) })),
+    corpus: { documents, avgLength: Number(row.avg_length) },
+  };
+}
+
 export interface LexicalQuery {
   /** Every query term with its IDF: what BM25 sums over. */
   terms: readonly WeightedTerm[];
@@ -66,6 +163,8 @@ export type CandidateQuery = VectorPath & {
   lexical?: LexicalQuery;
   /** Candidates taken from each of the two lists. */
   k: number;
+  /** The lexical list, when the caller has it already (collectionLexical); otherwise read from `lexical.match`. */
+  textIds?: string[];
 };
 
 export interface Candidate {
@@ -101,7 +200,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const vectorText = q.vector ? pgvector.toSql(Array.from(q.vector)) : undefined;
   const [nearest, matching] = await Promise.all([
     vectorText ? vectorList(db, q, vectorText) : [],
-    lexical && lexical.match !== '' ? textList(db, q, lexical) : [],
+    q.textIds ?? (lexical && lexical.match !== '' ? textList(db, q, lexical) : []),
   ]);
   const ids = [...new Set([...nearest, ...matching])];
   if (ids.length === 0) return [];

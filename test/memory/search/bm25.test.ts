@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anyOf, BM25, bm25Score, candidateTerms, idf, weightTerms } from '../../../src/memory/search/bm25.js';
-import { queryTerms, searchCandidates } from '../../../src/memory/search/store.js';
+import { collectionLexical, queryTerms, searchCandidates } from '../../../src/memory/search/store.js';
 import { insertMemories } from '../../../src/memory/store.js';
 import { newId } from '../../../src/platform/ids.js';
 import { backend, createHarness, type Harness } from '../../helpers/harness.js';
@@ -89,6 +89,87 @@ describe('BM25 in SQL, and the term statistics', () => {
     expect(byContent.get('apple banana')).toMatchObject({ textRank: 2 });
     expect(byContent.get('apple banana')!.bm25).toBeCloseTo(0.544903, 5);
     expect(byContent.has('banana split dessert')).toBe(false);
+  });
+
+  it("ranks a subject's memories exactly as BM25 with the subject's own statistics would, other subjects' words aside", async () => {
+    // Words and their lexemes under Postgres's english configuration.
+    const vocabulary: [string, string][] = [['apple', 'appl'], ['banana', 'banana'], ['cherry', 'cherri'], ['violin', 'violin'], ['lisbon', 'lisbon'], ['green', 'green'], ['tea', 'tea']];
+    const doc = fc.array(fc.integer({ min: 0, max: vocabulary.length - 1 }), { minLength: 1, maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 12 }), fc.array(doc, { maxLength: 12 }), doc, async (mine, others, query) => {
+        const { projectId } = await h.project();
+        const text = (words: number[]) => words.map((w) => vocabulary[w]![0]).join(' ');
+        await h.apis.memory.saveMany(projectId, mine.map((words) => ({ content: text(words), subject: { kind: 'user', externalId: 'ana' } })));
+        await h.apis.memory.saveMany(projectId, others.map((words) => ({ content: text(words), subject: { kind: 'user', externalId: 'rui' } })));
+        const filter = { subjectKind: 'user', subjectExternalId: 'ana', liveOnly: true };
+        const got = await collectionLexical(h.db, projectId, filter, text(query), 5);
+        // The reference: the subject's live memories (replays of a text are one memory), scored in memory.
+        const { rows } = await h.db.query<{ id: string; content: string }>(
+          `SELECT id, content FROM memories WHERE project_id = $1 AND subject_external_id = 'ana' ORDER BY id`,
+          [projectId],
+        );
+        const lexemeOf = new Map(vocabulary.map(([word, lexeme]) => [word, lexeme]));
+        const tfs = rows.map((r) => {
+          const tf = new Map<string, number>();
+          for (const word of r.content.split(' ')) tf.set(lexemeOf.get(word)!, (tf.get(lexemeOf.get(word)!) ?? 0) + 1);
+          return tf;
+        });
+        const queryLexemes = [...new Set(query.map((w) => vocabulary[w]![1]))].sort();
+        const df = queryLexemes.map((lexeme) => ({ lexeme, df: tfs.filter((tf) => tf.has(lexeme)).length }));
+        const corpus = { documents: rows.length, avgLength: rows.reduce((sum, r) => sum + r.content.length, 0) / rows.length };
+        expect(got!.terms).toEqual(df);
+        expect(got!.corpus.documents).toBe(corpus.documents);
+        expect(got!.corpus.avgLength).toBeCloseTo(corpus.avgLength, 9);
+        const weighted = weightTerms(df, corpus);
+        const scored = rows
+          .map((r, i) => ({ id: r.id, score: bm25Score(weighted, tfs[i]!, r.content.length, corpus) }))
+          .filter((x) => x.score > 0);
+        // Ids in the answer's order must have scores that never rise, and be the best five.
+        const scoreOf = new Map(scored.map((x) => [x.id, x.score]));
+        const ranked = got!.ids.map((id) => scoreOf.get(id)!);
+        expect(got!.ids).toHaveLength(Math.min(5, scored.length));
+        for (let i = 1; i < ranked.length; i++) expect(ranked[i]!).toBeLessThanOrEqual(ranked[i - 1]! + 1e-9);
+        const fifth = [...scored].sort((a, b) => b.score - a.score)[got!.ids.length - 1]?.score ?? 0;
+        for (const score of ranked) expect(score).toBeGreaterThanOrEqual(fifth - 1e-9);
+        // Past the cap, it declines.
+        expect(await collectionLexical(h.db, projectId, filter, text(query), 5, { cap: rows.length - 1 })).toBeUndefined();
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it("adds to a turn's score the words of the turns beside it in its session (worked example), and nothing across sessions", async () => {
+    const { projectId } = await h.project();
+    const subject = { kind: 'conversation', externalId: 'c1' };
+    const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 9, minute));
+    const saved = await h.apis.memory.saveMany(projectId, [
+      { content: 'user: do you still play the violin', subject, sessionKey: 's1', validFrom: at(0) },
+      { content: 'assistant: yes, every saturday morning', subject, sessionKey: 's1', validFrom: at(1) },
+      { content: 'user: what about the cello lessons', subject, sessionKey: 's1', validFrom: at(2) },
+      { content: 'assistant: the weather is mild today', subject, sessionKey: 's2', validFrom: at(3) },
+    ]);
+    const [question, answer, after, otherSession] = saved.map((r) => r.memory.id);
+    const filter = { subjectKind: 'conversation', subjectExternalId: 'c1', liveOnly: true };
+    const plain = (await collectionLexical(h.db, projectId, filter, 'violin', 10))!;
+    expect(plain.ids).toEqual([question]);
+    const own = plain.scores.get(question!)!.own;
+    expect(own).toBeGreaterThan(0);
+    const withContext = (await collectionLexical(h.db, projectId, filter, 'violin', 10, { neighbours: true }))!;
+    // The answer after the question gets 0.3 of its BM25; the turn after the answer gets nothing
+    // (the answer holds no query word); the first turn of the next session gets nothing either.
+    expect(withContext.ids).toEqual([question, answer]);
+    expect(withContext.scores.get(question!)).toEqual({ own, context: 0 });
+    expect(withContext.scores.get(answer!)!.own).toBe(0);
+    expect(withContext.scores.get(answer!)!.context).toBeCloseTo(0.3 * own, 12);
+    expect(withContext.scores.has(after!)).toBe(false);
+    expect(withContext.scores.has(otherSession!)).toBe(false);
+    // A memory without a session has no neighbours.
+    const loose = (await h.project()).projectId;
+    await h.apis.memory.saveMany(loose, [
+      { content: 'user: do you still play the violin', subject, validFrom: at(0) },
+      { content: 'assistant: yes, every saturday morning', subject, validFrom: at(1) },
+    ]);
+    expect((await collectionLexical(h.db, loose, filter, 'violin', 10, { neighbours: true }))!.ids).toHaveLength(1);
   });
 
   it('keeps df and the corpus exact through inserts, edits, supersedes, deletes and a project delete', async () => {

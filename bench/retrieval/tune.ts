@@ -1,0 +1,88 @@
+// Offline tuning of the ranking's weights on the retrieval bench's dump (bench/retrieval.ts with
+// BENCH_DUMP=FILE): each question's top 50 hits with their score parts. Re-scores the hits under a
+// grid of weights and prints, per set, turn- and session-level recall@10 of the best settings, so
+// the weights in memory/search/ranking.ts and store.ts can be chosen with the figures that chose
+// them. Approximate in one way: only the 50 hits the product found are re-ranked.
+//
+//   npx tsx bench/retrieval/tune.ts /tmp/dump.jsonl
+import { readFileSync } from 'node:fs';
+import { markdownTable } from '../support.js';
+
+interface Hit {
+  turn: boolean;
+  session: boolean;
+  semantic: number | null;
+  hubness: number;
+  lexical: number;
+  context: number;
+  recency: number;
+  importance: number;
+}
+interface Line {
+  set: string;
+  qid: string;
+  hasTurnEvidence: boolean;
+  hits: Hit[];
+}
+
+interface Weights {
+  semantic: number;
+  lexical: number;
+  hubness: number;
+  /** Scales the neighbours' part of the lexical score (1: as dumped). */
+  context: number;
+  recency: number;
+}
+
+const lines: Line[] = readFileSync(process.argv[2] ?? '/tmp/dump.jsonl', 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as Line);
+const sets = [...new Set(lines.map((l) => l.set))];
+
+function recall(weights: Weights, set: string): { turn: number; session: number } {
+  let turn = 0;
+  let turnN = 0;
+  let session = 0;
+  let sessionN = 0;
+  for (const line of lines) {
+    if (line.set !== set) continue;
+    const words = line.hits.map((h) => h.lexical - h.context + weights.context * h.context);
+    const best = Math.max(1e-9, ...words);
+    const scored = line.hits.map((h, i) => ({
+      h,
+      score:
+        0.85 * (weights.semantic * (h.semantic === null ? 0 : h.semantic - weights.hubness * h.hubness) + weights.lexical * (words[i]! / best)) +
+        weights.recency * h.recency +
+        0.1 * h.importance,
+    }));
+    const top = scored.sort((a, b) => b.score - a.score).slice(0, 10);
+    if (line.hasTurnEvidence) {
+      turnN++;
+      if (top.some((x) => x.h.turn)) turn++;
+    }
+    sessionN++;
+    if (top.some((x) => x.h.session)) session++;
+  }
+  return { turn: turn / Math.max(1, turnN), session: session / Math.max(1, sessionN) };
+}
+
+const grid: Weights[] = [];
+for (const semantic of [0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9])
+  for (const hubness of [0, 0.5, 1])
+    for (const context of [0, 0.5, 1, 1.5, 2])
+      for (const recency of [0, 0.05]) grid.push({ semantic, lexical: 1 - semantic, hubness, context, recency });
+
+const results = grid.map((w) => {
+  const per = sets.map((set) => recall(w, set));
+  return { w, per, mean: per.reduce((sum, r) => sum + r.turn, 0) / per.length };
+});
+results.sort((a, b) => b.mean - a.mean);
+const current = results.find((r) => r.w.semantic === 0.75 && r.w.hubness === 1 && r.w.context === 1 && r.w.recency === 0.05);
+const rows = [...results.slice(0, 15), ...(current ? [current] : [])].map((r, i) => [
+  i === 15 ? 'as dumped' : String(i + 1),
+  `sem ${r.w.semantic} / lex ${r.w.lexical.toFixed(2)} / hub ${r.w.hubness} / ctx ${r.w.context} / rec ${r.w.recency}`,
+  ...r.per.map((p) => `${p.turn.toFixed(3)} (${p.session.toFixed(3)})`),
+  r.mean.toFixed(3),
+]);
+process.stdout.write(`${markdownTable(['#', 'weights', ...sets.map((s) => `${s} turn R@10 (session)`), 'mean turn R@10'], rows, (c) => c >= 2)}\n`);
