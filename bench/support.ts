@@ -390,6 +390,7 @@ export function recordingDb(db: Db, keep: (sql: string) => boolean = () => true)
       ...wrap(db),
       transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
       withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
+      withAdvisoryLockIfFree: (key, fn) => db.withAdvisoryLockIfFree(key, fn),
       close: () => db.close(),
     },
   };

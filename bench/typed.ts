@@ -429,6 +429,7 @@ function timingDb(db: Db, timings: Map<string, { ms: number; calls: number }>): 
       }
     },
     withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
+    withAdvisoryLockIfFree: (key, fn) => db.withAdvisoryLockIfFree(key, fn),
     close: () => db.close(),
   };
 }

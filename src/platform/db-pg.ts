@@ -185,6 +185,17 @@ function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
         }
       });
     },
+    async withAdvisoryLockIfFree<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T | undefined> {
+      return transactions.use(async (client) => {
+        const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key.toString()]);
+        if (!rows[0]!.locked) return undefined;
+        try {
+          return await fn(sessionDb(client));
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1)', [key.toString()]);
+        }
+      });
+    },
     poolStats: () => ({ transactions: transactions.stats(), statements: statements.stats() }),
     async close(): Promise<void> {
       await Promise.all([transactions.pool.end(), statements.pool.end()]);
@@ -212,6 +223,7 @@ function sessionDb(client: pg.PoolClient): Db {
     ...base,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions) => inTransaction(client, fn, options),
     withAdvisoryLock: () => Promise.reject(new Error('advisory locks do not nest')),
+    withAdvisoryLockIfFree: () => Promise.reject(new Error('advisory locks do not nest')),
     close: async () => {},
   };
 }

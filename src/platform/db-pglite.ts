@@ -83,6 +83,7 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
 
   // Session-level work (migrations) is serialised in-process; the lock file keeps other processes out.
   let chain: Promise<unknown> = Promise.resolve();
+  const held = new Set<bigint>();
   const base = wrap(pglite);
   const db: Db = {
     kind: 'pglite',
@@ -93,6 +94,16 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
       const run = chain.then(() => fn(db));
       chain = run.catch(() => {});
       return run;
+    },
+    // One process holds the database: a lock is held while a run under its key is in flight here.
+    async withAdvisoryLockIfFree<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T | undefined> {
+      if (held.has(key)) return undefined;
+      held.add(key);
+      try {
+        return await db.withAdvisoryLock(key, fn);
+      } finally {
+        held.delete(key);
+      }
     },
     async close(): Promise<void> {
       if (!pglite.closed) await pglite.close();

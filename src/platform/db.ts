@@ -54,6 +54,12 @@ export interface Db extends Queryable {
    * connection, so work done through the passed handle is serialised across processes.
    */
   withAdvisoryLock<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T>;
+  /**
+   * The same when nobody holds the lock now; otherwise answers undefined at once, without running
+   * `fn` or waiting (a periodic job whose previous run, here or in another process, is still at
+   * work skips its turn rather than hold a connection while it waits).
+   */
+  withAdvisoryLockIfFree<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T | undefined>;
   /** The connection pools' figures, by pool name (Postgres only). */
   poolStats?(): Record<string, PoolStats>;
   close(): Promise<void>;

@@ -7,8 +7,9 @@
 //   score(d, q) = Σ_{t ∈ q} idf(t) · tf(t, d) · (k1 + 1) / (tf(t, d) + k1 · (1 − b + b · |d| / avgdl))
 //   idf(t)      = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))      (never negative)
 //
-// |d| is the memory's length in characters and avgdl the project's mean of it (BM25 needs only
-// their ratio, which characters give as words would, for less).
+// |d| is the memory's length in bytes and avgdl the project's mean of it (BM25 needs only their
+// ratio, which bytes give as words would, for less: Postgres reads a long text's size without
+// decompressing it).
 
 export const BM25 = {
   /** Term-frequency saturation: the usual 1.2; a word repeated in one memory adds less each time. */
@@ -40,7 +41,7 @@ export interface TermStat {
 export interface CorpusStats {
   /** Memories of the project. */
   documents: number;
-  /** Mean length of a memory, in characters. */
+  /** Mean length of a memory, in bytes. */
   avgLength: number;
 }
 

@@ -40,7 +40,7 @@ import {
 
 const LOCK = 0x6c61747469636569n; // "latticei"
 /** Admission's own lock: a long IVFFlat build under LOCK must not hold the minute's admission (and its connection) back. */
-const ADMISSION_LOCK = 0x6c61747469636861n; // "latticha"
+export const ADMISSION_LOCK = 0x6c61747469636861n; // "latticha"
 
 /** How often the memory.hnsw-admission job runs. */
 export const HNSW_ADMISSION_EVERY_MS = 60_000;
@@ -102,7 +102,8 @@ export class ProjectVectorIndexes {
    */
   async maintain(): Promise<ProjectIndexChanges> {
     const changes: ProjectIndexChanges = { admitted: await this.admitDue(), built: [], dropped: [] };
-    if (this.db.kind === 'pg') await this.db.withAdvisoryLock(LOCK, (session) => withoutTimeout(session, () => this.reconcile(session, changes)));
+    // A run still building (an IVFFlat build takes minutes at a million rows) keeps the turn: this one skips.
+    if (this.db.kind === 'pg') await this.db.withAdvisoryLockIfFree(LOCK, (session) => withoutTimeout(session, () => this.reconcile(session, changes)));
     // This process sees the change at once; others when their cached answer expires.
     this.paths.clear();
     return changes;
@@ -115,7 +116,9 @@ export class ProjectVectorIndexes {
   async admitDue(): Promise<ProjectIndexChanges['admitted']> {
     const { exactScanMaxRows } = this.options;
     const admitted: ProjectIndexChanges['admitted'] = [];
-    await this.db.withAdvisoryLock(ADMISSION_LOCK, (session) =>
+    // A run still marking a large project's rows keeps the turn: this one skips (it once waited on
+    // the lock until its statement timeout, failing every minute while a 38,000-memory project was marked).
+    await this.db.withAdvisoryLockIfFree(ADMISSION_LOCK, (session) =>
       withoutTimeout(session, async () => {
         for (const [projectId, rows] of await unadmittedCounts(session, exactScanMaxRows)) {
           if (rows <= exactScanMaxRows) continue;

@@ -30,17 +30,17 @@ const TEXT_SCAN_CAP = BM25.candidateBudget;
 
 /** The query's distinct lexemes with their document frequency in the project, and the corpus size (each summed over its slots, migration 0018). */
 export async function queryTerms(db: Queryable, projectId: string, text: string): Promise<{ terms: TermStat[]; corpus: CorpusStats }> {
-  const { rows } = await db.query<{ terms: TermStat[]; documents: string | null; characters: string | null }>(
+  const { rows } = await db.query<{ terms: TermStat[]; documents: string | null; bytes: string | null }>(
     `SELECT (SELECT coalesce(json_agg(json_build_object('lexeme', q.lexeme, 'df', q.df) ORDER BY q.lexeme), '[]')
                FROM (SELECT q.lexeme, (SELECT coalesce(sum(s.df), 0) FROM memory_terms s WHERE s.project_id = $1 AND s.lexeme = q.lexeme)::int AS df
                        FROM unnest(tsvector_to_array(to_tsvector('english', $2))) q(lexeme)) q) AS terms,
-            c.documents, c.characters
-       FROM (SELECT sum(documents) AS documents, sum(characters) AS characters FROM memory_corpus WHERE project_id = $1) c`,
+            c.documents, c.bytes
+       FROM (SELECT sum(documents) AS documents, sum(bytes) AS bytes FROM memory_corpus WHERE project_id = $1) c`,
     [projectId, text],
   );
   const row = rows[0]!;
   const documents = Number(row.documents ?? 0);
-  return { terms: row.terms, corpus: { documents, avgLength: documents === 0 ? 0 : Number(row.characters ?? 0) / documents } };
+  return { terms: row.terms, corpus: { documents, avgLength: documents === 0 ? 0 : Number(row.bytes ?? 0) / documents } };
 }
 
 /**
@@ -102,7 +102,7 @@ export async function collectionLexical(
   const { rows } = await db.query<{ documents: string; avg_length: number; terms: TermStat[]; best: [string, number, number][] }>(
     `WITH q AS MATERIALIZED (SELECT coalesce(array_agg(DISTINCT l), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', ${query}))) l),
      c AS MATERIALIZED (
-       SELECT m.id, m.session_key, m.valid_from, char_length(m.content) AS len, ts_filter(setweight(m.fts, 'A', q.lexemes), '{a}') AS fts
+       SELECT m.id, m.session_key, m.valid_from, octet_length(m.content) AS len, ts_filter(setweight(m.fts, 'A', q.lexemes), '{a}') AS fts
          FROM memories m, q WHERE ${where.sql} LIMIT ${where.param(cap + 1)}),
      n AS MATERIALIZED (SELECT count(*) AS documents, coalesce(avg(len), 0)::float8 AS avg_length FROM c),
      tf AS MATERIALIZED (SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf FROM c, unnest(c.fts) t),
@@ -302,12 +302,12 @@ async function textList(db: Db, q: CandidateQuery, lexical: LexicalQuery): Promi
 
 /**
  * BM25 of row alias `m` over the query terms (parameters: lexemes, their IDFs, the mean length in
- * characters). setweight marks the query's lexemes and ts_filter keeps only them, so a long memory
+ * bytes). setweight marks the query's lexemes and ts_filter keeps only them, so a long memory
  * is not unnested whole; a lexeme's term frequency is its number of positions.
  */
 function bm25Sql(lexemes: string, idfs: string, avgLength: string): (alias: string) => string {
   const { k1, b } = BM25;
-  return (alias) => `(SELECT coalesce(sum(w.idf * u.tf * ${k1 + 1} / (u.tf + ${k1} * (${1 - b} + ${b} * char_length(${alias}.content) / greatest(${avgLength}::float8, 1e-9)))), 0)::float8
+  return (alias) => `(SELECT coalesce(sum(w.idf * u.tf * ${k1 + 1} / (u.tf + ${k1} * (${1 - b} + ${b} * octet_length(${alias}.content) / greatest(${avgLength}::float8, 1e-9)))), 0)::float8
       FROM (SELECT t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf
               FROM unnest(ts_filter(setweight(${alias}.fts, 'A', ${lexemes}::text[]), '{a}')) t) u
       JOIN unnest(${lexemes}::text[], ${idfs}::float8[]) w(lexeme, idf) ON w.lexeme = u.lexeme)`;

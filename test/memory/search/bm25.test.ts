@@ -18,7 +18,7 @@ describe('BM25, pure', () => {
   });
 
   it('scores a worked example by hand', () => {
-    // Three memories, |d| in characters: d1 'apple banana' (12), d2 'apple apple cherry' (18), d3 'banana split dessert' (20); avgdl = 50/3.
+    // Three memories, |d| in bytes: d1 'apple banana' (12), d2 'apple apple cherry' (18), d3 'banana split dessert' (20); avgdl = 50/3.
     const corpus = { documents: 3, avgLength: 50 / 3 };
     const terms = weightTerms([{ lexeme: 'appl', df: 2 }], corpus);
     // d1: tf 1: norm = 1.2 x (0.1 + 0.9 x 12 / (50/3)) = 0.8976; score = ln(1.6) x 2.2 / 1.8976 = 0.544903
@@ -116,13 +116,13 @@ describe('BM25 in SQL, and the term statistics', () => {
         });
         const queryLexemes = [...new Set(query.map((w) => vocabulary[w]![1]))].sort();
         const df = queryLexemes.map((lexeme) => ({ lexeme, df: tfs.filter((tf) => tf.has(lexeme)).length }));
-        const corpus = { documents: rows.length, avgLength: rows.reduce((sum, r) => sum + r.content.length, 0) / rows.length };
+        const corpus = { documents: rows.length, avgLength: rows.reduce((sum, r) => sum + Buffer.byteLength(r.content), 0) / rows.length };
         expect(got!.terms).toEqual(df);
         expect(got!.corpus.documents).toBe(corpus.documents);
         expect(got!.corpus.avgLength).toBeCloseTo(corpus.avgLength, 9);
         const weighted = weightTerms(df, corpus);
         const scored = rows
-          .map((r, i) => ({ id: r.id, score: bm25Score(weighted, tfs[i]!, r.content.length, corpus) }))
+          .map((r, i) => ({ id: r.id, score: bm25Score(weighted, tfs[i]!, Buffer.byteLength(r.content), corpus) }))
           .filter((x) => x.score > 0);
         // Ids in the answer's order must have scores that never rise, and be the best five.
         const scoreOf = new Map(scored.map((x) => [x.id, x.score]));
@@ -268,8 +268,8 @@ async function statistics(h: Harness, projectId: string) {
     'SELECT lexeme, slot::int, df FROM memory_terms WHERE project_id = $1 ORDER BY lexeme, slot',
     [projectId],
   );
-  const corpus = await h.db.query<{ slot: number; documents: string; characters: string }>(
-    'SELECT slot::int, documents::text, characters::text FROM memory_corpus WHERE project_id = $1 ORDER BY slot',
+  const corpus = await h.db.query<{ slot: number; documents: string; bytes: string }>(
+    'SELECT slot::int, documents::text, bytes::text FROM memory_corpus WHERE project_id = $1 ORDER BY slot',
     [projectId],
   );
   return { terms: terms.rows, corpus: corpus.rows };
@@ -281,8 +281,8 @@ async function recount(h: Harness, projectId: string) {
       WHERE m.project_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
     [projectId],
   );
-  const corpus = await h.db.query<{ slot: number; documents: string; characters: string }>(
-    `SELECT memory_stat_slot(id)::int AS slot, count(*)::text AS documents, sum(char_length(content))::text AS characters
+  const corpus = await h.db.query<{ slot: number; documents: string; bytes: string }>(
+    `SELECT memory_stat_slot(id)::int AS slot, count(*)::text AS documents, sum(octet_length(content))::text AS bytes
        FROM memories WHERE project_id = $1 GROUP BY 1 ORDER BY 1`,
     [projectId],
   );

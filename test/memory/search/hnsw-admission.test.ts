@@ -5,6 +5,7 @@
 // exactly until it is ready and walks the graph after. On Postgres, a writer that began before the
 // admission and commits while the job waits on its row still leaves the row marked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMISSION_LOCK } from '../../../src/memory/search/project-index.js';
 import { insertMemories, writeEmbeddings } from '../../../src/memory/store.js';
 import { newId } from '../../../src/platform/ids.js';
 import { backend, createHarness, type Harness } from '../../helpers/harness.js';
@@ -138,6 +139,30 @@ describe.skipIf(backend !== 'pg')('admission while a writer holds a row (Postgre
     h = await createHarness({ consumers: false, env: { SEARCH_EXACT_SCAN_MAX_ROWS: String(EXACT_MAX) } });
   });
   afterAll(async () => h?.close());
+
+  it('skips its turn, answering at once, while another run holds the admission lock; admits on the next turn', async () => {
+    const { projectId } = await h.project();
+    await load(h, projectId, 40, 9);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    // Another process's run, still marking a large project.
+    const other = h.db.withAdvisoryLock(ADMISSION_LOCK, async () => {
+      locked();
+      await held;
+    });
+    await holding;
+    try {
+      expect(await h.apis.memory.maintainVectorIndexes()).toMatchObject({ admitted: [] });
+      expect(await admission(h, projectId)).toBeUndefined();
+    } finally {
+      release();
+      await other;
+    }
+    expect((await h.apis.memory.maintainVectorIndexes()).admitted).toEqual([{ projectId, rows: 40 }]);
+    expect(await admission(h, projectId)).toBe(true);
+  }, 60_000);
 
   it('marks a row whose embedding a writer that began before the admission commits while the job waits on it', async () => {
     const { projectId } = await h.project();
