@@ -121,7 +121,12 @@ export class MemorySearch {
     const ivfProbes = path?.ivfProbes;
     // Past the threshold, a vector index: the project's own IVFFlat one, or the HNSW graph once
     // every row of the project is in it (project-index.ts); until then exact scan, as when small.
-    const exact = embeddedRows <= this.options.exactScanMaxRows || (ivfProbes === undefined && path?.hnswReady !== true);
+    // A search whose own collection is small (a subject of a large project, counted by the lexical
+    // leg) scans that collection exactly as well: a graph walk filtered to a tenth of the project
+    // walks ten times as far for its candidates (RealMem, a conversation of 1,400 turns in a
+    // project of 14,000: about 110 ms a search through the graph).
+    const smallCollection = collection !== undefined && collection.corpus.documents <= this.options.exactScanMaxRows;
+    const exact = embeddedRows <= this.options.exactScanMaxRows || smallCollection || (ivfProbes === undefined && path?.hnswReady !== true);
     const candidates = await searchCandidates(this.db, {
       projectId,
       filter,
