@@ -49,8 +49,11 @@ export function toHitBody(hit: SearchHit) {
 const DESCRIPTION =
   'Hybrid retrieval. Candidates come from two lists: the nearest memories by embedding (pgvector; exact scan in projects of up to SEARCH_EXACT_SCAN_MAX_ROWS ' +
   'embedded memories, HNSW with an over-scan re-ranked exactly above once a background job has put the project\'s rows in the graph (exact scan until then), and on Postgres, in a project past SEARCH_IVF_MIN_ROWS, an IVFFlat index over that ' +
-  'project alone, built and kept up to date by a background job) and the memories holding the query\'s rarest words, ranked by BM25 (k1 1.2, b 0.9, ' +
-  'per-project word statistics). Relevance = 0.75 x (cosine - hubness) + 0.25 x BM25 divided by the best BM25 among the candidates, where hubness is ' +
+  'project alone, built and kept up to date by a background job) and the best memories by BM25 (k1 1.2, b 0.9), at least 50 from each. When the ' +
+  'search\'s own collection (the project under its filters: a subject, a scope, an instant) holds at most 5,000 memories, BM25 is exact over it, with ' +
+  'that collection\'s own word statistics, and the collection is scanned exactly by embedding too; a memory with a session key also scores 0.3 of ' +
+  'the BM25 of the turns before and after it in its session (`scoreParts.context`). Larger collections take the project\'s word statistics and ' +
+  'the memories holding the query\'s rarest words. Relevance = 0.75 x (cosine - hubness) + 0.25 x BM25 divided by the best BM25 among the candidates, where hubness is ' +
   'how much closer the memory is to its 10 nearest fellow candidates than the candidates are on average (CSLS: a text close to everything is not ' +
   'singled out by being close to the query; weights fitted on a public conversational-memory benchmark); score = 0.85 x relevance + 0.05 x recency + 0.1 x importance (+ the graph bonus). Hits are ordered by `score`; ' +
   'each shows the parts of its score and a one-line explanation. Without `status` or `asOf` only live memories (pending, confirmed) are searched; ' +
