@@ -99,9 +99,22 @@ describe('fusion', () => {
       { id: 'c', cosine: null, bm25: 1 },
     ]);
     // a: 0.75 x 0.6 + 0.25 x 1 = 0.7; b: 0.75 x 0.8 + 0.25 x 0.25 = 0.6625; c: 0.25 x 0.5 = 0.125
-    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.7, 12), hubness: 0, vectorRank: 2, textRank: 1, lexical: 1 });
-    expect(fused.get('b')).toEqual({ relevance: expect.closeTo(0.6625, 12), hubness: 0, vectorRank: 1, textRank: 3, lexical: 0.25 });
-    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.125, 12), hubness: 0, vectorRank: null, textRank: 2, lexical: 0.5 });
+    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.7, 12), hubness: 0, vectorRank: 2, textRank: 1, lexical: 1, context: 0 });
+    expect(fused.get('b')).toEqual({ relevance: expect.closeTo(0.6625, 12), hubness: 0, vectorRank: 1, textRank: 3, lexical: 0.25, context: 0 });
+    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.125, 12), hubness: 0, vectorRank: null, textRank: 2, lexical: 0.5, context: 0 });
+  });
+
+  it('counts what a memory\'s neighbours add to its BM25 in its words, and shows that part (worked example)', () => {
+    const fused = fuse([
+      { id: 'question', cosine: 0.5, bm25: 2 },
+      { id: 'answer', cosine: 0.6, bm25: 0, context: 0.6 },
+      { id: 'other', cosine: 0.55, bm25: 1, context: 1 },
+    ]);
+    // The best words: question's 2. answer: lexical 0.6 / 2 = 0.3, all of it context; other: (1 + 1) / 2 = 1, half of it context.
+    expect(fused.get('answer')).toMatchObject({ lexical: expect.closeTo(0.3, 12), context: expect.closeTo(0.3, 12), textRank: 3 });
+    expect(fused.get('answer')!.relevance).toBeCloseTo(0.75 * 0.6 + 0.25 * 0.3, 12);
+    expect(fused.get('other')).toMatchObject({ lexical: 1, context: 0.5 });
+    expect(fused.get('question')).toMatchObject({ lexical: 1, context: 0 });
   });
 
   it('takes off the cosine the hubness above the candidates\' mean (worked example)', () => {
@@ -112,9 +125,9 @@ describe('fusion', () => {
     ]);
     // Mean hubness 0.65 (a and hub; c has no embedding). a: 0.75 x (0.6 + 0.15) = 0.5625;
     // hub: 0.75 x (0.65 - 0.15) = 0.375, below a although nearer the query; c: 0.25 x 1.
-    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.5625, 12), hubness: expect.closeTo(-0.15, 12), vectorRank: 2, textRank: null, lexical: 0 });
-    expect(fused.get('hub')).toEqual({ relevance: expect.closeTo(0.375, 12), hubness: expect.closeTo(0.15, 12), vectorRank: 1, textRank: null, lexical: 0 });
-    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.25, 12), hubness: 0, vectorRank: null, textRank: 1, lexical: 1 });
+    expect(fused.get('a')).toEqual({ relevance: expect.closeTo(0.5625, 12), hubness: expect.closeTo(-0.15, 12), vectorRank: 2, textRank: null, lexical: 0, context: 0 });
+    expect(fused.get('hub')).toEqual({ relevance: expect.closeTo(0.375, 12), hubness: expect.closeTo(0.15, 12), vectorRank: 1, textRank: null, lexical: 0, context: 0 });
+    expect(fused.get('c')).toEqual({ relevance: expect.closeTo(0.25, 12), hubness: 0, vectorRank: null, textRank: 1, lexical: 1, context: 0 });
   });
 
   it('ranks, of two memories equal on cosine and BM25, the less hub-like higher', () => {
