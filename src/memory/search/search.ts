@@ -51,6 +51,19 @@ export interface SearchFeatures {
 
 const ALL_FEATURES: SearchFeatures = { vector: true, lexical: true, neighbours: true };
 
+/**
+ * Whether the vector list scans exactly rather than through an index. Past the threshold, a vector
+ * index: the project's own IVFFlat one, or the HNSW graph once every row of the project is in it
+ * (project-index.ts); until then exact scan, as when small. A search whose own collection is small
+ * (a subject of a large project, counted by the lexical leg) scans that collection exactly as well:
+ * a graph walk filtered to a tenth of the project walks ten times as far for its candidates
+ * (RealMem, a conversation of 1,400 turns in a project of 14,000: 110 ms a search through the
+ * graph, 49 ms with the exact scan, the same recall).
+ */
+export function scansExactly(p: { embeddedRows: number; collectionSize: number | undefined; exactScanMaxRows: number; indexReady: boolean }): boolean {
+  return p.embeddedRows <= p.exactScanMaxRows || (p.collectionSize !== undefined && p.collectionSize <= p.exactScanMaxRows) || !p.indexReady;
+}
+
 export interface SearchHit {
   memory: Memory;
   score: number;
@@ -110,32 +123,36 @@ export class MemorySearch {
     const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}`;
     const tryCollection =
       features.lexical && !this.largeCollections.has(collectionKey) && (input.subject !== undefined || (this.sizes.get(projectId) ?? 0) <= COLLECTION_LEXICAL_MAX);
-    const [vector, embeddedRows, { terms, corpus }, path, collection] = await Promise.all([
+    // The project's statistics are read only when the collection's own are not to be had: at
+    // once when it is known to be large, after the attempt when it turns out so (then remembered).
+    const projectTerms = () => queryTerms(this.db, projectId, input.query);
+    const [vector, embeddedRows, path, collection, early] = await Promise.all([
       features.vector ? this.queryVector(input.query) : undefined,
       this.embeddedRows(projectId),
-      queryTerms(this.db, projectId, input.query),
       this.indexes?.pathFor(projectId),
       tryCollection ? collectionLexical(this.db, projectId, filter, input.query, k, { neighbours: features.neighbours }) : undefined,
+      features.lexical && !tryCollection ? projectTerms() : undefined,
     ]);
     if (tryCollection && collection === undefined) this.largeCollections.set(collectionKey, true);
+    const projectWide = features.lexical && collection === undefined ? (early ?? (await projectTerms())) : undefined;
     const ivfProbes = path?.ivfProbes;
-    // Past the threshold, a vector index: the project's own IVFFlat one, or the HNSW graph once
-    // every row of the project is in it (project-index.ts); until then exact scan, as when small.
-    // A search whose own collection is small (a subject of a large project, counted by the lexical
-    // leg) scans that collection exactly as well: a graph walk filtered to a tenth of the project
-    // walks ten times as far for its candidates (RealMem, a conversation of 1,400 turns in a
-    // project of 14,000: about 110 ms a search through the graph).
-    const smallCollection = collection !== undefined && collection.corpus.documents <= this.options.exactScanMaxRows;
-    const exact = embeddedRows <= this.options.exactScanMaxRows || smallCollection || (ivfProbes === undefined && path?.hnswReady !== true);
+    const exact = scansExactly({
+      embeddedRows,
+      collectionSize: collection?.corpus.documents,
+      exactScanMaxRows: this.options.exactScanMaxRows,
+      indexReady: ivfProbes !== undefined || path?.hnswReady === true,
+    });
     const candidates = await searchCandidates(this.db, {
       projectId,
       filter,
       vector,
-      lexical: !features.lexical
-        ? undefined
-        : collection
-          ? { terms: weightTerms(collection.terms, collection.corpus), match: '', avgLength: collection.corpus.avgLength }
-          : { terms: weightTerms(terms, corpus), match: anyOf(candidateTerms(terms, BM25.candidateBudget, vector === undefined)), avgLength: corpus.avgLength },
+      lexical: collection
+        ? { terms: weightTerms(collection.terms, collection.corpus), match: '', avgLength: collection.corpus.avgLength }
+        : projectWide && {
+            terms: weightTerms(projectWide.terms, projectWide.corpus),
+            match: anyOf(candidateTerms(projectWide.terms, BM25.candidateBudget, vector === undefined)),
+            avgLength: projectWide.corpus.avgLength,
+          },
       textIds: collection?.ids,
       k,
       exact,

@@ -95,7 +95,6 @@ export async function collectionLexical(
   const cap = options.cap ?? COLLECTION_LEXICAL_MAX;
   const where = filterConditions(projectId, filter);
   const query = where.param(text);
-  const { k1, b } = BM25;
   const [before, after] = options.neighbours ? [NEIGHBOURS.before, NEIGHBOURS.after] : [0, 0];
   // Each memory's text is cut to the query's lexemes first (setweight marks them, ts_filter keeps
   // them), so a long memory is not unnested whole.
@@ -108,8 +107,7 @@ export async function collectionLexical(
      tf AS MATERIALIZED (SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf FROM c, unnest(c.fts) t),
      df AS MATERIALIZED (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme),
      s AS MATERIALIZED (
-       SELECT tf.id, sum(ln(1 + (n.documents - df.df + 0.5) / (df.df + 0.5)) * tf.tf * ${k1 + 1}
-                         / (tf.tf + ${k1} * (${1 - b} + ${b} * tf.len / greatest(n.avg_length, 1e-9)))) AS score
+       SELECT tf.id, sum(${termScoreSql('ln(1 + (n.documents - df.df + 0.5) / (df.df + 0.5))', 'tf.tf', 'tf.len', 'n.avg_length')}) AS score
          FROM tf JOIN df USING (lexeme), n GROUP BY tf.id),
      o AS (
        ${
@@ -301,13 +299,21 @@ async function textList(db: Db, q: CandidateQuery, lexical: LexicalQuery): Promi
 }
 
 /**
+ * One query term's BM25 in SQL, from SQL expressions for its IDF, its frequency in the memory, the
+ * memory's length and the mean length: bm25.ts's bm25Score, term by term (both SQL scorers use it).
+ */
+function termScoreSql(idf: string, tf: string, length: string, avgLength: string): string {
+  const { k1, b } = BM25;
+  return `${idf} * ${tf} * ${k1 + 1} / (${tf} + ${k1} * (${1 - b} + ${b} * ${length} / greatest(${avgLength}, 1e-9)))`;
+}
+
+/**
  * BM25 of row alias `m` over the query terms (parameters: lexemes, their IDFs, the mean length in
  * bytes). setweight marks the query's lexemes and ts_filter keeps only them, so a long memory
  * is not unnested whole; a lexeme's term frequency is its number of positions.
  */
 function bm25Sql(lexemes: string, idfs: string, avgLength: string): (alias: string) => string {
-  const { k1, b } = BM25;
-  return (alias) => `(SELECT coalesce(sum(w.idf * u.tf * ${k1 + 1} / (u.tf + ${k1} * (${1 - b} + ${b} * octet_length(${alias}.content) / greatest(${avgLength}::float8, 1e-9)))), 0)::float8
+  return (alias) => `(SELECT coalesce(sum(${termScoreSql('w.idf', 'u.tf', `octet_length(${alias}.content)`, `${avgLength}::float8`)}), 0)::float8
       FROM (SELECT t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf
               FROM unnest(ts_filter(setweight(${alias}.fts, 'A', ${lexemes}::text[]), '{a}')) t) u
       JOIN unnest(${lexemes}::text[], ${idfs}::float8[]) w(lexeme, idf) ON w.lexeme = u.lexeme)`;

@@ -6,6 +6,7 @@
 // admission and commits while the job waits on its row still leaves the row marked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMISSION_LOCK } from '../../../src/memory/search/project-index.js';
+import { scansExactly } from '../../../src/memory/search/search.js';
 import { insertMemories, writeEmbeddings } from '../../../src/memory/store.js';
 import { newId } from '../../../src/platform/ids.js';
 import { backend, createHarness, type Harness } from '../../helpers/harness.js';
@@ -47,6 +48,21 @@ async function hnswScans(h: Harness): Promise<number> {
   const { rows } = await h.db.query<{ n: string }>(`SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'`);
   return Number(rows[0]!.n);
 }
+
+describe('which vector path a search takes', () => {
+  const at = (embeddedRows: number, collectionSize: number | undefined, indexReady: boolean) =>
+    scansExactly({ embeddedRows, collectionSize, exactScanMaxRows: 10_000, indexReady });
+  it('scans a small project, or a project not yet in its index, exactly; walks the index of a large one', () => {
+    expect(at(10_000, undefined, true)).toBe(true);
+    expect(at(50_000, undefined, false)).toBe(true);
+    expect(at(50_000, undefined, true)).toBe(false);
+  });
+  it('scans exactly a small collection (a subject) of a large, indexed project, and walks the index for a large one', () => {
+    expect(at(50_000, 1_400, true)).toBe(true);
+    expect(at(50_000, 10_000, true)).toBe(true);
+    expect(at(50_000, 10_001, true)).toBe(false);
+  });
+});
 
 describe('the HNSW graph holds the projects past the exact-scan threshold only', () => {
   let h: Harness;
