@@ -27,7 +27,8 @@
 // exists), BENCH_BEAM_100K, BENCH_BEAM_500K, BENCH_REALMEM (the files; defaults the paths above;
 // BENCH_BEAM is still read as BENCH_BEAM_100K), BENCH_CONVERSATIONS (the first N conversations of
 // each set only), BENCH_QUESTIONS (the first N questions with evidence of each set only),
-// BENCH_MAIN_ONLY=1 (the product row alone), BENCH_DUMP (a file: each question's top 50 hits with their score
+// BENCH_MAIN_ONLY=1 (the product row alone), BENCH_UPDATES (the update pairs of
+// retrieval/update-pairs.ts, facts that change: 1 by default, 0 not, "only" without the sets), BENCH_DUMP (a file: each question's top 50 hits with their score
 // parts, for bench/retrieval/tune.ts), BENCH_SKIP_PGLITE=1 (Postgres only), BENCH_DATABASE (a database on DATABASE_URL's server kept
 // between runs: the second run finds the sets saved and embedded, and only searches), DATABASE_URL (a throwaway lattice_bench_* database on that
 // server), REDIS_URL (BullMQ under a throwaway prefix). Service settings (SEARCH_EXACT_SCAN_MAX_ROWS,
@@ -37,9 +38,11 @@ import { appendFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { SaveInput, SearchFeatures, SearchInput } from '../src/memory/index.js';
+import { RANKING } from '../src/memory/search/ranking.js';
 import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import { B, Bm25, K1, plainTokens, porterTokens, STOPWORDS, type Tokenizer } from './retrieval/bm25.js';
+import { baselineUpdatePairs, printUpdatePairs, runUpdatePairs, type UpdateRow } from './retrieval/update-pairs.js';
 import { loadBeam, loadRealMem, MAX_CONTENT, type DevSet, type Limits, type Question, type SetKey, type Turn } from './retrieval/data.js';
 import { configFor, markdownTable, ms, optionalInt, progress, runBench, sleep, summarise, withPgliteContext, withPostgresContext, type Summary } from './support.js';
 
@@ -116,7 +119,13 @@ type Part = Exclude<FeatureSwitch, 'vector' | 'lexical'>;
  * row "Lattice without <part>" leaves out. The type asks for every such key: when SearchFeatures
  * gains one, the compiler points here until its line is added, and the row follows from it.
  */
-const ABLATIONS: Record<Part, string> = { neighbours: "the words of the turns beside a memory in its session" };
+const ABLATIONS: Record<Part, string> = {
+  neighbours: 'the words of the turns beside a memory in its session',
+  newerFirst: 'a newer value of the same fact ranked above the older',
+  time: 'the span of time the question names',
+  names: 'the names the question gives, matched in the memories',
+  relatedForms: 'related forms of the question\'s words ("allergic" for "allergies")',
+};
 
 interface LatticeSystem {
   name: string;
@@ -277,7 +286,7 @@ async function runLattice(ctx: Lattice, setup: string, set: DevSet, notes: strin
     let leaks = 0;
     for (let pass = 0; pass < passes; pass++) {
       for (const [i, q] of set.questions.entries()) {
-        const input: SearchInput = { query: q.text, subject: { kind: 'conversation', externalId: q.conversation.id }, limit: SEARCH_LIMIT };
+        const input: SearchInput = { query: q.text, subject: { kind: 'conversation', externalId: q.conversation.id }, limit: SEARCH_LIMIT, referenceTime: q.referenceTime };
         if (q.asOf) input.asOf = q.asOf;
         if (Object.keys(system.features).length > 0) input.features = system.features;
         const t0 = performance.now();
@@ -330,7 +339,7 @@ const DUMP_LIMIT = 50;
 async function dumpCandidates(ctx: Lattice, project: string, set: DevSet, turnsOf: ReadonlyMap<string, Turn[]>): Promise<void> {
   const lines: string[] = [];
   for (const [i, q] of set.questions.entries()) {
-    const input: SearchInput = { query: q.text, subject: { kind: 'conversation', externalId: q.conversation.id }, limit: DUMP_LIMIT };
+    const input: SearchInput = { query: q.text, subject: { kind: 'conversation', externalId: q.conversation.id }, limit: DUMP_LIMIT, referenceTime: q.referenceTime };
     if (q.asOf) input.asOf = q.asOf;
     const hits = await ctx.apis.memory.search(project, input);
     lines.push(
@@ -341,11 +350,13 @@ async function dumpCandidates(ctx: Lattice, project: string, set: DevSet, turnsO
         hasTurnEvidence: q.evidence.size > 0,
         hits: hits.map((hit) => {
           const turns = (turnsOf.get(hit.memory.id) ?? []).filter((t) => t.position < q.visible);
-          const { semantic, hubness, lexical, context, recency, importance } = hit.parts;
+          const { semantic, hubness, lexical, context, recency, importance, time, names } = hit.parts;
           return {
             turn: turns.some((t) => q.evidence.has(t.id)),
             session: turns.some((t) => q.evidenceSessions.has(t.session)),
             semantic, hubness, lexical, context, recency, importance,
+            // As shares in [0, 1], before their weights.
+            time: time / RANKING.timeWeight, names: names / RANKING.nameWeight,
           };
         }),
       }),
@@ -481,7 +492,9 @@ function printSummary(sets: readonly DevSet[], runsOf: ReadonlyMap<SetKey, Syste
 
 async function main(): Promise<void> {
   if (process.env.BENCH_BEAM && process.env.BENCH_BEAM_100K) throw new Error('set BENCH_BEAM_100K or its older name BENCH_BEAM, not both');
-  const keys = selectedSets();
+  // BENCH_UPDATES: the update pairs too (default), 0 not, only the update pairs and no set.
+  const updates = process.env.BENCH_UPDATES ?? '1';
+  const keys = updates === 'only' ? [] : selectedSets();
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const sets: DevSet[] = [];
@@ -494,8 +507,10 @@ async function main(): Promise<void> {
   // The baselines first (in memory, quick), then Lattice on each backend, set after set.
   const runsOf = new Map<SetKey, SystemRun[]>(sets.map((set) => [set.key, BASELINES.map((baseline) => runBaseline(set, baseline))]));
   const notesOf = new Map<SetKey, string[]>(sets.map((set) => [set.key, []]));
+  const updateRows: UpdateRow[] = updates === '0' ? [] : [baselineUpdatePairs()];
   const onBackend = async (ctx: Lattice, setup: string) => {
     for (const set of sets) runsOf.get(set.key)!.push(...(await runLattice(ctx, setup, set, notesOf.get(set.key)!)));
+    if (updates !== '0') updateRows.push(...(await runUpdatePairs(ctx, setup)));
   };
   const machine: string[] = [];
   try {
@@ -527,6 +542,7 @@ async function main(): Promise<void> {
     );
     for (const set of sets) printSet(set, runsOf.get(set.key)!, notesOf.get(set.key)!);
     if (sets.length > 1) printSummary(sets, runsOf);
+    if (updateRows.length > 0) printUpdatePairs(updateRows);
   }
 }
 

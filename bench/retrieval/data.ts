@@ -34,6 +34,8 @@ export interface Question {
   visible: number;
   /** RealMem: one millisecond before the asking session's first turn (every system searches validFrom <= asOf). */
   asOf?: Date;
+  /** When the question is asked, for its words about time: RealMem, the asking session's date; BEAM, a day after the conversation's last message. */
+  referenceTime: Date;
 }
 
 export interface DevSet {
@@ -136,7 +138,8 @@ export async function loadBeam(key: 'beam100k' | 'beam500k', path: string, limit
       // A message's session is the session that holds it (what beam.py writes as evidence_session_ids).
       const evidenceSessions = new Set([...evidence].flatMap((id) => sessionOf.get(id) ?? []));
       if ([...evidence].some((id) => !sessionOf.has(id))) unplaced++;
-      questions.push({ qid: q.qid, category: q.category, text: q.question, conversation, evidence, evidenceSessions, visible: conversation.turns.length });
+      const referenceTime = new Date(conversation.turns[conversation.turns.length - 1]!.validFrom.getTime() + 86_400_000);
+      questions.push({ qid: q.qid, category: q.category, text: q.question, conversation, evidence, evidenceSessions, visible: conversation.turns.length, referenceTime });
     }
   }
   const notes = unplaced > 0 ? [`${unplaced} question(s) cite an evidence message id that no session holds.`] : [];
@@ -224,6 +227,7 @@ export async function loadRealMem(path: string, limits: Limits): Promise<DevSet>
       evidenceSessions: new Set(q.evidenceSessions),
       visible,
       asOf: new Date(conversation.turns[visible]!.validFrom.getTime() - 1),
+      referenceTime: conversation.turns[visible]!.validFrom,
     });
   }
   const notes = [

@@ -17,6 +17,10 @@ interface Hit {
   context: number;
   recency: number;
   importance: number;
+  /** Nearness to the span of time the question names, in [0, 1] (0 in dumps made before it). */
+  time?: number;
+  /** Share of the question's names the memory holds, in [0, 1] (0 in dumps made before it). */
+  names?: number;
 }
 interface Line {
   set: string;
@@ -32,6 +36,8 @@ interface Weights {
   /** Scales the neighbours' part of the lexical score (1: as dumped). */
   context: number;
   recency: number;
+  time: number;
+  names: number;
 }
 
 const lines: Line[] = readFileSync(process.argv[2] ?? '/tmp/dump.jsonl', 'utf8')
@@ -54,7 +60,9 @@ function recall(weights: Weights, set: string): { turn: number; session: number 
       score:
         0.85 * (weights.semantic * (h.semantic === null ? 0 : h.semantic - weights.hubness * h.hubness) + weights.lexical * (words[i]! / best)) +
         weights.recency * h.recency +
-        0.1 * h.importance,
+        0.1 * h.importance +
+        weights.time * (h.time ?? 0) +
+        weights.names * (h.names ?? 0),
     }));
     const top = scored.sort((a, b) => b.score - a.score).slice(0, 10);
     if (line.hasTurnEvidence) {
@@ -68,20 +76,22 @@ function recall(weights: Weights, set: string): { turn: number; session: number 
 }
 
 const grid: Weights[] = [];
-for (const semantic of [0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9])
-  for (const hubness of [0, 0.5, 1])
-    for (const context of [0, 0.5, 1, 1.5, 2])
-      for (const recency of [0, 0.05]) grid.push({ semantic, lexical: 1 - semantic, hubness, context, recency });
+for (const semantic of [0.5, 0.6, 0.7, 0.75, 0.8])
+  for (const hubness of [0.5, 1])
+    for (const context of [0, 1])
+      for (const recency of [0, 0.025, 0.05])
+        for (const time of [0, 0.05, 0.1])
+          for (const names of [0, 0.02, 0.05]) grid.push({ semantic, lexical: 1 - semantic, hubness, context, recency, time, names });
 
 const results = grid.map((w) => {
   const per = sets.map((set) => recall(w, set));
   return { w, per, mean: per.reduce((sum, r) => sum + r.turn, 0) / per.length };
 });
 results.sort((a, b) => b.mean - a.mean);
-const current = results.find((r) => r.w.semantic === 0.75 && r.w.hubness === 1 && r.w.context === 1 && r.w.recency === 0.05);
+const current = results.find((r) => r.w.semantic === 0.75 && r.w.hubness === 1 && r.w.context === 1 && r.w.recency === 0.05 && r.w.time === 0.1 && r.w.names === 0.05);
 const rows = [...results.slice(0, 15), ...(current ? [current] : [])].map((r, i) => [
   i === 15 ? 'as dumped' : String(i + 1),
-  `sem ${r.w.semantic} / lex ${r.w.lexical.toFixed(2)} / hub ${r.w.hubness} / ctx ${r.w.context} / rec ${r.w.recency}`,
+  `sem ${r.w.semantic} / lex ${r.w.lexical.toFixed(2)} / hub ${r.w.hubness} / ctx ${r.w.context} / rec ${r.w.recency} / time ${r.w.time} / names ${r.w.names}`,
   ...r.per.map((p) => `${p.turn.toFixed(3)} (${p.session.toFixed(3)})`),
   r.mean.toFixed(3),
 ]);

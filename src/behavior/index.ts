@@ -36,7 +36,7 @@ export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'project
 
 export function createBehaviorModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
-  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
+  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit' | 'search'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
 ): DomainModule<BehaviorApi, BehaviorJobs> {
   const { config, db, log, pool } = runtime;
   const models = new ProjectModels(db, pool, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), log);
@@ -44,7 +44,7 @@ export function createBehaviorModule(
   const behavior = new BehaviorService(db, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), miner, deps.events, config);
   const predictor = new TargetPredictor(db, models);
   const profiler = new Profiler(db, models);
-  const context = new ContextBuilder(db, pool, profiler);
+  const context = new ContextBuilder(db, pool, profiler, (projectId, input) => deps.memory.search(projectId, input));
   const refs = new BehaviorRefs(db);
   return {
     name: 'behavior',

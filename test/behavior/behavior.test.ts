@@ -522,6 +522,31 @@ describe('context bundles', () => {
     expect(noCoffee.observations).toEqual([]);
   });
 
+  it('ranks the memories section by the memory search when given a query, within the subject and the project', async () => {
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Is allergic to hazelnuts', type: 'fact', subject, importance: 2 } });
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Is allergic to hazelnuts too', type: 'fact', subject: { kind: 'customer', externalId: 'ctx-other' }, importance: 9 } });
+    while ((await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} })).json().embedded > 0);
+    // Without a query the low-importance memory is not first; with one, the memory that answers it is.
+    const plain = (await h.call('POST', p.projectId, '/lattice/context', { body: { subject, include: ['memories'] } })).json();
+    expect(plain.memories[0].content).toBe('Prefers oat milk in every drink');
+    const res = await h.call('POST', p.projectId, '/lattice/context', { body: { subject, include: ['memories'], query: 'any nut allergy?', memoryLimit: 3, excludeCategories: ['billing'] } });
+    expect(res.statusCode, res.body).toBe(200);
+    const bundle = res.json();
+    expect(bundle.memories[0].content).toBe('Is allergic to hazelnuts');
+    expect(bundle.memories.length).toBeLessThanOrEqual(3);
+    expect(bundle.memories.map((m: { content: string }) => m.content)).not.toContain('Is allergic to hazelnuts too');
+    expect(bundle.memories.map((m: { content: string }) => m.content)).not.toContain('Asked for the loyalty card terms');
+    expect(bundle.provenance.memoryIds).toContain(bundle.memories[0].id);
+    for (const body of [{ subject, query: '' }, { subject, query: 'x'.repeat(2001) }, { subject, query: 'nuts', referenceTime: 'soon' }]) {
+      const bad = await h.call('POST', p.projectId, '/lattice/context', { body });
+      expect(bad.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+    }
+    // Another project holding the same words sees none of them.
+    const q = await h.project();
+    const elsewhere = (await h.call('POST', q.projectId, '/lattice/context', { body: { subject, include: ['memories'], query: 'any nut allergy?' } })).json();
+    expect(elsewhere.memories).toEqual([]);
+  });
+
   it('batches in request order, with an empty bundle for an unknown subject', async () => {
     const ghost = { kind: 'customer', externalId: 'ghost' };
     const res = await h.call('POST', p.projectId, '/lattice/context/batch', { body: { subjects: [ghost, subject, ghost], maxTokens: 500 } });

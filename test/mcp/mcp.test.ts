@@ -65,6 +65,13 @@ describe('MCP endpoint', () => {
     expect(found.body[0]).toMatchObject({ id: saved.body.id });
     expect(typeof found.body[0].score).toBe('number');
 
+    // Within a subject, and with the time the query names read against referenceTime.
+    expect((await call(client, 'memory_save', { content: 'Drank green tea in Kyoto', type: 'event', scope: 'user', userId: 'u8', validFrom: '2026-04-10T00:00:00Z' })).isError).toBe(false);
+    const mine = await call(client, 'memory_search', { query: 'tea in April', subject: { kind: 'user', externalId: 'u8' }, referenceTime: '2026-11-01T00:00:00Z' });
+    expect(mine.body.map((x: { content: string }) => x.content)).toEqual(['Drank green tea in Kyoto']);
+    expect(mine.body[0].scoreParts.time).toBeGreaterThan(0);
+    expect(((await client.callTool({ name: 'memory_search', arguments: { query: 'tea', referenceTime: 'soon' } })) as ToolResult).isError).toBe(true);
+
     const replay = await call(client, 'memory_save', { content: 'Prefers tea over coffee', kind: 'preference', scope: 'user', userId: 'u7' });
     expect(replay.body).toMatchObject({ id: saved.body.id, created: false });
   });

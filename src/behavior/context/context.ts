@@ -2,7 +2,8 @@
 // token-budgeted answer. Five sections (profile, patterns, predictions, memories, observations)
 // are gathered, then the pool's budget task (workers/behavior/budget.ts, a real tokenizer) keeps
 // whole items in a fixed order until maxTokens is spent: profile first, then patterns (most
-// confident first), predictions (as ranked), memories (most important, then newest) and
+// confident first), predictions (as ranked), memories (most important, then newest; with a query,
+// those that best answer it, by the memory search) and
 // observations (newest) last, so what is cut first is the least distilled. Every item carries
 // the ids it rests on, gathered again in `provenance`.
 import type { Subject } from '../../platform/common-schemas.js';
@@ -13,7 +14,8 @@ import { project } from '../predict/projection.js';
 import { clamp } from '../predict/schemas.js';
 import type { Profiler } from '../profile/profile.js';
 import { CONTEXT_LIMITS, SECTIONS, type Bundle, type ContextOptions, type Section } from './schemas.js';
-import { subjectMemories } from './store.js';
+import { subjectMemories, type ContextMemory } from './store.js';
+import type { SearchHit, SearchInput } from '../../memory/index.js';
 
 const PREDICTION_HORIZON_DAYS = 30;
 /** Source ids shown on a pattern or prediction (the most recent): ids are token-expensive; the pattern's own record has them all. */
@@ -35,12 +37,36 @@ function guidanceFor(subject: Subject, items: Items): string {
   );
 }
 
+/** The memory search (memory/search/search.ts), for a bundle built around a query. */
+export type ContextSearch = (projectId: string, input: SearchInput) => Promise<SearchHit[]>;
+
+/** Hits asked of the search beyond the memories shown, for those a bundle leaves out (observations, excluded categories). */
+const SEARCH_SLACK = 10;
+
 export class ContextBuilder {
   constructor(
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
     private readonly profiler: Profiler,
+    private readonly search?: ContextSearch,
   ) {}
+
+  /** The subject's memories that best answer the query, by the memory search, as a bundle shows them. */
+  private async answering(projectId: string, subject: Subject, options: ContextOptions & { query: string }, excluded: ReadonlySet<string>): Promise<ContextMemory[]> {
+    const limit = options.memoryLimit ?? 10;
+    if (limit <= 0 || !this.search) return [];
+    const hits = await this.search(projectId, {
+      query: options.query,
+      subject,
+      limit: Math.min(50, limit + SEARCH_SLACK),
+      referenceTime: options.referenceTime === undefined ? undefined : new Date(options.referenceTime),
+    });
+    return hits
+      .map((h) => h.memory)
+      .filter((m) => m.type !== 'observation' && m.type !== 'behavior_pattern' && (m.category == null || !excluded.has(m.category.toLowerCase())))
+      .slice(0, limit)
+      .map((m) => ({ id: m.id, type: m.type, content: m.content, importance: m.importance, created: m.created, sourceMemoryIds: m.sourceMemoryIds ?? [] }));
+  }
 
   async build(projectId: string, subject: Subject, options: ContextOptions, now = new Date()): Promise<Bundle> {
     const started = performance.now();
@@ -49,12 +75,14 @@ export class ContextBuilder {
     const keep = (type: string | null | undefined) => type == null || !excluded.has(type.toLowerCase());
     const wantPatterns = include.has('patterns') || include.has('predictions') || include.has('profile');
     // One read of each kind serves every section (the profile's lookback is the observations' too).
-    const [patterns, memories, activities] = await Promise.all([
+    const { query } = options;
+    const [patterns, memories, activities, answering] = await Promise.all([
       wantPatterns ? activePatterns(this.db, projectId, subject) : [],
       include.has('memories') || include.has('observations')
         ? subjectMemories(this.db, projectId, subject, { limit: Math.max(options.memoryLimit ?? 10, include.has('observations') ? 20 : 0), excludeCategories: [...excluded] })
         : [],
       include.has('observations') || include.has('profile') ? this.profiler.activity(projectId, subject, now) : [],
+      include.has('memories') && query !== undefined ? this.answering(projectId, subject, { ...options, query }, excluded) : undefined,
     ]);
     const profile = include.has('profile') ? await this.profiler.profileOf(projectId, subject, patterns, activities, now) : undefined;
     const kept = patterns.filter((p) => keep(p.metadata.eventType));
@@ -79,8 +107,7 @@ export class ContextBuilder {
       }));
     }
     if (include.has('memories')) {
-      items.memories = memories
-        .filter((m) => m.type !== 'observation')
+      items.memories = (answering ?? memories.filter((m) => m.type !== 'observation'))
         .slice(0, options.memoryLimit ?? 10)
         .map((m) => ({ id: m.id, type: m.type, content: m.content, importance: m.importance, created: m.created }));
     }

@@ -13,6 +13,15 @@ const options = {
   maxTokens: Type.Optional(Type.Number({ description: `Hard cap on the bundle's tokens (o200k_base); default ${CONTEXT_LIMITS.defaultTokens}, clamped to [${CONTEXT_LIMITS.minTokens}, ${CONTEXT_LIMITS.maxTokens}]` })),
   memoryLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 10 })),
   predictionLimit: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, default: 5 })),
+  query: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        "What the agent is about to answer: when given, the memories section holds the subject's memories that best answer it, ranked by the same search as POST /memory/search within the subject (else the most important, then the newest)",
+    }),
+  ),
+  referenceTime: Type.Optional(Timestamp("The instant the query's words about time are read against (\"last week\"); default now")),
   excludeCategories: Type.Optional(
     Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Memories of these categories, and patterns, predictions and observations of these activity types, are left out' }),
   ),

@@ -13,6 +13,7 @@ import { ASSISTANT_FACT, assistantStatement, secondToFirst } from './assistant.j
 import { analyse, startsImperative, type SpottedDate } from './nlp.js';
 import { finishContent, segment, stripPleasantries, type Statement } from './segment.js';
 import { detectSlot, profileView } from './slots.js';
+import { firstPersonReading, impliedSubjectReading } from './third-person.js';
 
 export { contentHash };
 
@@ -40,6 +41,11 @@ export interface Candidate {
 export interface ExtractOptions {
   role: 'user' | 'assistant' | 'system';
   now: Date;
+  /**
+   * The subject is someone other than the speaker (a customer an agent takes notes on): a statement
+   * opening with a name or he, she, they is read as about the subject (third-person.ts).
+   */
+  thirdParty?: boolean;
 }
 
 export interface Extraction {
@@ -119,7 +125,7 @@ function confidenceOf(type: MemoryType, s: Signals): number {
 const UNDATED_TYPES = new Set<MemoryType>(['rule', 'procedure', 'behavior_pattern', 'consent']);
 
 /** One statement judged: a candidate, or undefined when it is filler or says nothing about the subject. */
-function judge(statement: Statement, { role, now }: ExtractOptions): Candidate | undefined {
+function judge(statement: Statement, { role, now, thirdParty = false }: ExtractOptions): Candidate | undefined {
   let core = stripPleasantries(withoutFillerPieces(stripPleasantries(statement.text)));
   // A line ending in a colon introduces what follows ("A few things about me:"); it states nothing.
   if (core.length === 0 || (!statement.procedure && /:\s*$/.test(core)) || isFiller(core)) return undefined;
@@ -131,12 +137,30 @@ function judge(statement: Statement, { role, now }: ExtractOptions): Candidate |
     view = secondToFirst(cueView(core));
   }
   const { entities, date, ...parsed } = analyse(core, now);
+  // "The customer moved to Denver", "Jane at Acme is on the Pro plan": read as the subject's own
+  // words; the name the statement opens with is the subject, not a place or an employer.
+  let slotEntities = entities;
+  // Read as a statement about the subject (below): then its opening verb is no instruction.
+  let aboutSubject = false;
+  const implied = role === 'user' ? impliedSubjectReading(view) : undefined;
+  if (implied) {
+    // "Got promoted to senior engineer", "Just switched us over to the Team tier": the speaker's, or the noted subject's.
+    view = implied;
+    aboutSubject = true;
+  } else if (role !== 'assistant' && !isFirstPerson(view)) {
+    const reading = firstPersonReading(view, { thirdParty, entities, text: core });
+    if (reading) {
+      view = profileView(reading.view);
+      aboutSubject = true;
+      slotEntities = entities.filter((e) => e !== reading.referent && e !== reading.affiliation);
+    }
+  }
   const question = isQuestion(core, view, parsed.question);
-  const detected = role === 'system' ? undefined : detectSlot({ view, entities, date });
+  const detected = role === 'system' ? undefined : detectSlot({ view, entities: slotEntities, date });
   const consent = isConsent(view, detected === 'preferred_name');
   // "If the user asks about pricing, refer them to sales": the instruction follows the condition.
   const conditional = /^(?:if|when|whenever|unless|once|before|after)\b[^,]+,\s*(.+)$/i.exec(core);
-  const imperative = parsed.imperative || (conditional?.[1] !== undefined && startsImperative(conditional[1]));
+  const imperative = !aboutSubject && (parsed.imperative || (conditional?.[1] !== undefined && startsImperative(conditional[1])));
   const rule = role === 'system' ? isSystemDirective(view, imperative) : isRule(view) && !question;
   if (role === 'system' && !rule && !consent) return undefined;
   const slot = consent ? consentSlot(view) : detected;
@@ -149,10 +173,11 @@ function judge(statement: Statement, { role, now }: ExtractOptions): Candidate |
   // A request to the assistant ("book me a table", "I'd like a coffee") is kept only when it carries
   // a dated plan.
   const request = (imperative && !correction) || REQUEST.test(view);
-  if (role === 'user' && request && !rule && !consent && !slot && !procedure && (!date.dayLevel || TASK.test(view))) return undefined;
+  if (role === 'user' && !thirdParty && request && !rule && !consent && !slot && !procedure && (!date.dayLevel || TASK.test(view))) return undefined;
   const milestone = isMilestone(view);
   if (contentWords(view).length === 0 && !(slot || consent || health || milestone || procedure)) return undefined;
-  if (role !== 'system' && !firstPerson && !(entities.length > 0 || date.dayLevel || health || consent || rule || procedure || correction)) return undefined;
+  // Notes about a third party are about it whoever they name ("Lisinopril dose raised to 40mg").
+  if (role !== 'system' && !firstPerson && !thirdParty && !(entities.length > 0 || date.dayLevel || health || consent || rule || procedure || correction)) return undefined;
   const signals: Signals = {
     role, slot, consent, rule, procedure, health, milestone, question, firstPerson, date, correction,
     preference: isPreference(view),

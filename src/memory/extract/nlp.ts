@@ -163,6 +163,42 @@ function datesOf(doc: Doc, now: Date): SpottedDate {
   return { occurredAt: date.toISOString(), dayLevel, repeating };
 }
 
+export interface DateSpan {
+  /** The phrase that names the span ("last week", "in May 2023"). */
+  phrase: string;
+  start: Date;
+  /** The span's last instant (the end of the day, week, month or year named). */
+  end: Date;
+}
+
+/**
+ * The first span of time a question names, read relative to `now` ("last week", "in May 2023",
+ * "two weeks ago", "yesterday"), or undefined. A question asks about what is past: "in March" asked
+ * in November is the March before, unless it says it looks ahead ("next", "will", "upcoming").
+ */
+export function dateSpanOf(text: string, now: Date): DateSpan | undefined {
+  if (!datesWithinReach(text, now)) return undefined;
+  const doc = parse(text);
+  for (const m of datedMatches(doc, now)) {
+    const start = m.dates?.start;
+    const end = (m.dates as { end?: string | null } | undefined)?.end;
+    if (typeof start !== 'string' || m.dates?.repeat) continue;
+    const from = new Date(start);
+    const to = new Date(typeof end === 'string' ? end : start);
+    if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) continue;
+    const phrase = (m.text ?? '').trim();
+    if (from > now && !/\b\d{4}\b/.test(phrase) && !FUTURE_CUE.test(doc.text())) {
+      const moved = new Date(from);
+      stepBack(moved, phrase, now);
+      to.setTime(to.getTime() - (from.getTime() - moved.getTime()));
+      from.setTime(moved.getTime());
+    }
+    if (to < from) continue;
+    return { phrase, start: from, end: to };
+  }
+  return undefined;
+}
+
 const LEAD = '^(please|pls|plz|kindly)?';
 
 /** The sentence opens with an instruction: an imperative or bare infinitive with no subject in front

@@ -122,7 +122,7 @@ const EMPLOYER_NAMED = /\bmy (?:employer|company) is\b/;
 const EMPLOYER = new RegExp([
   String.raw`\b(?:i|we) (?:currently |now |still |actually )?work (?:at|for)\b`,
   String.raw`\bi'm (?:currently |now )?(?:employed|working) (?:at|by|for)\b`,
-  String.raw`\bi (?:just |recently )?(?:joined|started (?:working )?at|(?:got|started|have|accepted) a (?:new )?job (?:at|with)|(?:got|accepted) an offer from)\b`,
+  String.raw`\bi (?:just |recently )?(?:joined|started (?:working )?at|(?:got|started|have|accepted) a (?:new )?job (?:at|with)|(?:got|accepted) (?:an|the|their|a job) offer from)\b`,
 ].join('|'));
 const DIETS = '(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|halal|kosher|plant-based)';
 const DIET = new RegExp([
@@ -137,6 +137,29 @@ const PRONOUNS = /\bmy pronouns are\b/;
 const TIMEZONE = /\bmy time ?zone is\b|\bi'm in the [\w/ ]*time ?zone\b/;
 const HOMETOWN = /\bi'm (?:originally )?from\b|\bi grew up in\b|\bmy hometown is\b/;
 const NATIVE_LANGUAGE = /\bmy (?:native|first|mother) (?:language|tongue) is\b/;
+const PLAN_NOUN = '(?:plan|tier|subscription|package|edition|license|licence|membership)';
+/** A plan, tier or subscription: which one the subject is on, a change of it, its end. */
+const PLAN = new RegExp([
+  String.raw`\b(?:i'm|we're|i was|we were) (?:now |currently |still |already |also )?(?:on|using|subscribed to|paying for|signed up for) (?:the |a |an |our |my )?[\w-]+(?: [\w-]+)? ${PLAN_NOUN}\b`,
+  // "downgraded to Pro", "upgraded from Basic to the Team plan this month"; not "upgraded to the new phone".
+  String.raw`\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |also )?(?:upgraded|downgraded)(?: (?:my|our|the|their|its) (?:${PLAN_NOUN}|account))?(?: from (?:the )?[\w-]+(?: ${PLAN_NOUN})?)? to (?:the |a |an )?[\w-]+(?: ${PLAN_NOUN})?(?=$|[,.;!]| (?:this|last|next|on|in|at|from|after|before|because|since|and|but|as|for|today|yesterday|effective)\b)`,
+  String.raw`\b(?:i|we)(?:'ve| have)? (?:just |recently |finally |now |also )?(?:switched|moved|changed|migrated|converted|renewed|subscribed|signed up)\b[^,.;]*?\b${PLAN_NOUN}\b`,
+  String.raw`\bmy (?:current )?${PLAN_NOUN} is\b`,
+  String.raw`\b(?:i|we)(?:'ve| have)? (?:just |recently )?(?:cancell?ed|ended|terminated|paused) (?:my |our |the |their )?${PLAN_NOUN}\b`,
+].join('|'));
+/** In or out of care: admitted, discharged, transferred to a ward. */
+const CARE_STATUS = /\bi(?:'m| was| got| have been|'ve been)? (?:just |now |currently |finally )?(?:admitted|discharged|readmitted)\b/;
+const ACCOUNT_STATUS = /^i'm (?:now |currently |still )?(?:suspended|closed|paused|on hold|past due|overdue|frozen|expired|in trial|on trial|trialing|delinquent|churned|inactive|active|cancell?ed)(?=$|[,.;!])|\bmy (?:account|membership|subscription)(?: status)? is (?:now |currently )?(?:active|inactive|suspended|closed|cancell?ed|paused|on hold|past due|overdue|frozen|expired|in trial|on trial|trialing|delinquent)\b|\bmy status is\b|\b(?:i|we)(?:'ve| have)? (?:just |recently )?churned\b/;
+/** Counted things a subject holds one number of at a time ("we have 50 seats", "increased to 80 seats"). */
+const COUNTED = 'seats?|licen[cs]es?|users?|employees?|staff|kids|children|cats?|dogs?|pets?|locations?|stores?|offices?|cars?|members?|subscribers?|servers?|devices?|warehouses?|vehicles?|sites?';
+const NUMBER = '(?:\\d[\\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a dozen)';
+const QUANTITY = new RegExp([
+  String.raw`\b(?:i|we) (?:now |currently |still |also )?(?:have|own|need|use|pay for|run|manage|employ|operate|bought|purchased)(?: a total of| only| just)? (${NUMBER}) (${COUNTED})\b`,
+  String.raw`\b(?:i|we)(?:'ve| have)? (?:just |recently )?(?:increased|decreased|reduced|grew|dropped|expanded|cut|went (?:up|down)|scaled (?:up|down|back)|added|removed)\b[^,.;]*?\bto (${NUMBER}) (${COUNTED})\b`,
+  String.raw`\bmy (?:number of |count of )?(${COUNTED}) (?:count )?(?:is|are) (?:now )?(${NUMBER})\b`,
+].join('|'));
+/** A promotion or a new role ("promoted to senior manager", "now the head of sales"). */
+const ROLE_CHANGE = /\b(?:i|we) (?:was|were|got|have been|'ve been) (?:just |recently |finally )?promoted\b|\bi (?:became|'m now|am now) (?:the |an? )?(?:head|lead|director|manager|vp|vice president|chief|ceo|cto|cfo|coo|president|owner|founder|partner)\b/;
 
 function introducesName(view: string): boolean {
   const intro = INTRO.exec(view);
@@ -161,7 +184,13 @@ export function detectSlot({ view, entities, date }: SlotContext): string | unde
   if (ADDRESS.test(view)) return 'address';
   if (named && RESIDENCE.test(view)) return 'residence';
   if (EMPLOYER_NAMED.test(view) || (named && EMPLOYER.test(view))) return 'employer';
-  if (jobTitleSlot(view)) return 'job_title';
+  if (jobTitleSlot(view) || ROLE_CHANGE.test(view)) return 'job_title';
+  if (PLAN.test(view)) return 'plan';
+  if (ACCOUNT_STATUS.test(view)) return 'account_status';
+  if (CARE_STATUS.test(view)) return 'care_status';
+  const counted = QUANTITY.exec(view);
+  const unit = counted?.slice(1).filter((g) => g !== undefined).find((g) => new RegExp(`^(?:${COUNTED})$`).test(g));
+  if (unit) return `count_${slotKey(singular(unit === 'children' ? 'child' : unit === 'staff' ? 'employees' : unit))}`;
   if (DIET.test(view)) return 'diet';
   if (PRONOUNS.test(view)) return 'pronouns';
   if (TIMEZONE.test(view)) return 'timezone';
@@ -171,7 +200,7 @@ export function detectSlot({ view, entities, date }: SlotContext): string | unde
 }
 
 /** Profile-style lines ("Favorite food: sushi", "Allergies: peanuts") read as the statement they abbreviate. */
-const PROFILE_LINE = /^(?:my )?(favou?rite [a-z ]+?|preferred [a-z ]+?|allerg(?:y|ies)|birthday|date of birth|dob|name|full name|nickname|e-?mail|phone|phone number|mobile|cell|address|home address|diet|dietary (?:needs|requirements|restrictions)|pronouns|location|city|home|job|job title|occupation|role|title|employer|company|age|time ?zone|medications?|conditions?|health conditions?)\s*:\s*(\S.*)$/;
+const PROFILE_LINE = /^(?:my )?(favou?rite [a-z ]+?|preferred [a-z ]+?|allerg(?:y|ies)|birthday|date of birth|dob|name|full name|nickname|e-?mail|phone|phone number|mobile|cell|address|home address|diet|dietary (?:needs|requirements|restrictions)|pronouns|location|city|home|job|job title|occupation|role|title|employer|company|age|time ?zone|medications?|conditions?|health conditions?|status|account status|plan|tier|subscription)\s*:\s*(\S.*)$/;
 
 export function profileView(view: string): string {
   const m = PROFILE_LINE.exec(view);
@@ -193,5 +222,7 @@ export function profileView(view: string): string {
   if (/^(?:employer|company)$/.test(label)) return `my employer is ${value}`;
   if (label === 'age') return `i'm ${value}`;
   if (/^time ?zone$/.test(label)) return `my timezone is ${value}`;
+  if (/status$/.test(label)) return `my status is ${value}`;
+  if (/^(?:plan|tier|subscription)$/.test(label)) return `my ${label} is ${value}`;
   return `my ${label} are ${value}`;
 }

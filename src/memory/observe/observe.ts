@@ -87,7 +87,9 @@ export class MemoryObserver {
   async extractAndSave(projectId: string, input: ObserveInput, now = new Date()): Promise<ObserveResult> {
     const occurredAt = input.occurredAt ?? now;
     const role = input.role ?? 'user';
-    const heuristic = extractCandidates(input.text, { role, now: occurredAt });
+    const subject = subjectOf(input.subject, input.metadata) ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
+    // Notes about a customer, a patient, an account: "Jane moved to Denver" is about the subject.
+    const heuristic = extractCandidates(input.text, { role, now: occurredAt, thirdParty: subject !== undefined && subject.kind !== 'user' });
     // The model's facts join the heuristic's, except those that say the same words.
     const fromModel = ((await this.modelPass?.candidates(projectId, input.text, role)) ?? []).filter((m) => {
       const words = normaliseText(m.content);
@@ -96,7 +98,6 @@ export class MemoryObserver {
     const modelMade = new Set<object>(fromModel);
     const extracted = { candidates: [...heuristic.candidates, ...fromModel], candidateCount: heuristic.candidateCount + fromModel.length };
     const { candidateCount } = extracted;
-    const subject = subjectOf(input.subject, input.metadata) ?? (input.userId ? { kind: 'user', externalId: input.userId } : undefined);
     const scope = input.scope ?? 'project';
     if (extracted.candidates.length === 0) return { saved: [], candidateCount, supersededIds: [] };
     const key = [projectId, scope, subject?.kind ?? '', subject?.externalId ?? ''].join('\0');

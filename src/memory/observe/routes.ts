@@ -45,7 +45,8 @@ export const observeRoutes: FastifyPluginAsyncTypebox<{ observer: MemoryObserver
         summary: 'Extract and save what is worth remembering from a conversation turn',
         description:
           'Heuristic extraction (no model tokens): the text is split into statements; filler ("ok thanks", greetings) saves nothing; durable facts, preferences, plans, events, rules, consent and corrections are saved with a type and importance. ' +
-          'Idempotent: observing the same text again saves nothing new, nor does a statement already known in other words (the same words, case, punctuation, articles, contractions, inflection and phrase order aside; a different word, number or negation is a new statement). A new value of a single-valued fact (where the user lives, works, their preferred milk ...) supersedes the old memory (validTo and supersededById set) instead of deleting it. ' +
+          'Idempotent: observing the same text again saves nothing new, nor does a statement already known in other words (the same words, case, punctuation, articles, contractions, inflection and phrase order aside; a different word, number or negation is a new statement). A new value of a single-valued fact (where the user lives, works, their preferred milk, their plan, status, a count ...) supersedes the old memory (validTo and supersededById set) instead of deleting it. ' +
+          'Notes in the third person count as the subject\'s own words: a statement opening with the subject\'s role ("the customer moved to Denver") always, one opening with a name or he, she, they ("Acme downgraded to the Pro plan") when the subject is of another kind than user. ' +
           'With AP_MEMORY_OBSERVE_ASYNC_ENABLED and Redis, the call answers once the turn is durably enqueued (`queued`), and extraction runs in a job.',
         body: ObserveBodySchema,
         response: { 200: ObserveResultSchema },

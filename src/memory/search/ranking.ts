@@ -36,6 +36,10 @@ export const RANKING = {
   recencyHalfLifeDays: 30,
   /** The associative-recall bonus never adds more than this. */
   maxGraphBonus: 0.1,
+  /** Added for a memory that became true within the span of time the query names (time.ts). */
+  timeWeight: 0.1,
+  /** Added for a memory holding the names the query gives (names.ts), in proportion. */
+  nameWeight: 0.05,
 } as const;
 
 export interface FusionInput {
@@ -114,6 +118,10 @@ export interface RankInput {
   importance: number;
   /** Associative-recall bonus in [0, 1] before weighting; 0 when the feature is off. */
   graph?: number;
+  /** In [0, 1]: how near the memory's validFrom is to the span of time the query names (time.ts); 0 when it names none. */
+  time?: number;
+  /** In [0, 1]: the share of the query's names the memory holds (names.ts); 0 when it names none. */
+  names?: number;
 }
 
 export interface ScoreParts {
@@ -126,6 +134,12 @@ export interface ScoreParts {
   recency: number;
   importance: number;
   graph: number;
+  /** The bonus for becoming true within the span of time the query names: timeWeight x nearness (time.ts). */
+  time: number;
+  /** The bonus for holding the names the query gives: nameWeight x their share (names.ts). */
+  names: number;
+  /** How much the score was lowered to rank under a newer value of the same fact (freshness.ts); 0 when not. */
+  stale: number;
 }
 
 export function scoreParts(input: RankInput): ScoreParts {
@@ -138,20 +152,26 @@ export function scoreParts(input: RankInput): ScoreParts {
     recency: Math.pow(0.5, Math.max(0, input.ageDays) / RANKING.recencyHalfLifeDays),
     importance: clamp01(input.importance / 10),
     graph: clamp01(input.graph ?? 0) * RANKING.maxGraphBonus,
+    time: clamp01(input.time ?? 0) * RANKING.timeWeight,
+    names: clamp01(input.names ?? 0) * RANKING.nameWeight,
+    stale: 0,
   };
 }
 
-/** The final score in [0, 1 + maxGraphBonus]. */
+/** The final score in [0, 1 + maxGraphBonus + timeWeight + nameWeight]. */
 export function totalScore(parts: ScoreParts): number {
   return (
     RANKING.relevanceWeight * parts.relevance +
     RANKING.recencyWeight * parts.recency +
     RANKING.importanceWeight * parts.importance +
-    parts.graph
+    parts.graph +
+    parts.time +
+    parts.names -
+    parts.stale
   );
 }
 
-export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRank: number | null; textRank: number | null }): string {
+export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRank: number | null; textRank: number | null }, newerId?: string): string {
   const f = (x: number) => x.toFixed(3);
   const hub = parts.hubness === 0 ? '' : ` ${parts.hubness > 0 ? '-' : '+'} hubness ${f(Math.abs(parts.hubness))}`;
   const semantic = parts.semantic === null ? 'no embedding yet' : `cosine ${f(parts.semantic)} #${ranks.vectorRank ?? '-'}${hub}`;
@@ -160,6 +180,9 @@ export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRa
   return (
     `score ${f(score)} = ${RANKING.relevanceWeight} x relevance ${f(parts.relevance)} (${RANKING.semanticWeight} x ${parts.semantic !== null && hub ? `(${semantic})` : semantic} + ${RANKING.lexicalWeight} x ${lexical})` +
     ` + ${RANKING.recencyWeight} x recency ${f(parts.recency)} + ${RANKING.importanceWeight} x importance ${f(parts.importance)}` +
-    (parts.graph > 0 ? ` + graph ${f(parts.graph)}` : '')
+    (parts.graph > 0 ? ` + graph ${f(parts.graph)}` : '') +
+    (parts.time > 0 ? ` + time ${f(parts.time)}` : '') +
+    (parts.names > 0 ? ` + names ${f(parts.names)}` : '') +
+    (parts.stale > 0 ? ` - ${f(parts.stale)}, to rank under ${newerId ?? 'a newer value'}, a newer value of the same fact` : '')
   );
 }

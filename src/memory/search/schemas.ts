@@ -16,7 +16,10 @@ export const SearchBodySchema = Type.Object(
     asOf: Type.Optional(Timestamp('Search the bi-temporal slice valid at this instant, superseded memories included')),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 0 })),
-    minScore: Type.Optional(Type.Number({ minimum: 0, maximum: 1.1, default: 0, description: 'Drop hits scoring below this' })),
+    minScore: Type.Optional(Type.Number({ minimum: 0, maximum: 1.2, default: 0, description: 'Drop hits scoring below this' })),
+    referenceTime: Type.Optional(
+      Timestamp('The instant the query\'s words about time ("last week", "in May", "two weeks ago") are read against, and recency is measured from; default now'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,7 +40,7 @@ export const SearchHitSchema = Type.Object({
   validTo: Type.Union([Timestamp(), Type.Null()]),
   supersededById: Type.Union([Type.String(), Type.Null()]),
   similarity: Type.Number({ description: 'Relevance to the query in [0, 1]: 0.75 x (cosine - hubness) + 0.25 x normalised BM25' }),
-  score: Type.Number({ description: 'The ranking score: 0.85 relevance + 0.05 recency + 0.1 importance (+ graph bonus)' }),
+  score: Type.Number({ description: 'The ranking score: 0.85 relevance + 0.05 recency + 0.1 importance (+ graph bonus) (+ time) (+ names) (- stale)' }),
   scoreParts: Type.Object({
     semantic: Type.Union([Type.Number(), Type.Null()], { description: 'Cosine similarity; null when the memory is not embedded yet' }),
     hubness: Type.Number({
@@ -53,6 +56,18 @@ export const SearchHitSchema = Type.Object({
     recency: Type.Number({ description: 'Halves every 30 days since validFrom or the last recall' }),
     importance: Type.Number({ description: 'importance / 10' }),
     graph: Type.Number({ description: 'Associative-recall bonus (0 unless MEMORY_ASSOCIATIVE_RECALL_ENABLED)' }),
+    time: Type.Number({
+      description:
+        'When the query names a span of time ("last week", "in May 2023", "two weeks ago", read against referenceTime): 0.1 for a memory whose validFrom falls within it, less the further outside (0 beyond half the span\'s length, at least 3 days); 0 when the query names none',
+    }),
+    names: Type.Number({
+      description:
+        'When the query gives names (capitalised words: people, places, organisations): 0.05 x the share of them the memory holds, in its words or in the entities observe found in it; 0 when the query names none',
+    }),
+    stale: Type.Number({
+      description:
+        'How much the score was lowered so that the memory ranks under a newer live memory of the same subject holding the same fact with another value (the same slot, or a short restatement sharing at least half its words); 0 when none',
+    }),
     vectorRank: Type.Union([Type.Integer(), Type.Null()], { description: 'Rank by cosine among the candidates (1 = nearest)' }),
     textRank: Type.Union([Type.Integer(), Type.Null()], { description: 'Rank by BM25 among the candidates (1 = best); null when no query word occurs' }),
   }),

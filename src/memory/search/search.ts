@@ -12,6 +12,9 @@ import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
 import { countEmbedded, type MemoryFilter } from '../store.js';
 import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
+import { newerFirst } from './freshness.js';
+import { nameMatcher, queryNames } from './names.js';
+import { timeScore, timeWindow } from './time.js';
 import type { ProjectVectorIndexes } from './project-index.js';
 import { collectionLexical, COLLECTION_LEXICAL_MAX, queryTerms, searchCandidates } from './store.js';
 
@@ -35,6 +38,8 @@ export interface SearchInput {
   offset?: number;
   /** Hits scoring below this are dropped. */
   minScore?: number;
+  /** The instant the query's words about time ("last week", "in May") are read against, and recency is measured from; default now. */
+  referenceTime?: Date;
   /** Parts of retrieval to leave out (all on by default): for ablations and callers that want one leg. */
   features?: Partial<SearchFeatures>;
 }
@@ -47,9 +52,17 @@ export interface SearchFeatures {
   lexical: boolean;
   /** A conversation's memory is also scored by the words of the turns beside it in its session (store.ts, NEIGHBOURS). */
   neighbours: boolean;
+  /** Of two live memories holding one fact with different values, the newer ranks above the older (freshness.ts). */
+  newerFirst: boolean;
+  /** A memory that became true within the span of time the query names scores more (time.ts). */
+  time: boolean;
+  /** A memory holding the names the query gives scores more (names.ts). */
+  names: boolean;
+  /** The lexical leg also matches related forms of the query's words ("allergic" for "allergies"; store.ts, RELATED_FORMS). */
+  relatedForms: boolean;
 }
 
-const ALL_FEATURES: SearchFeatures = { vector: true, lexical: true, neighbours: true };
+const ALL_FEATURES: SearchFeatures = { vector: true, lexical: true, neighbours: true, newerFirst: true, time: true, names: true, relatedForms: true };
 
 /**
  * Whether the vector list scans exactly rather than through an index. Past the threshold, a vector
@@ -100,7 +113,8 @@ export class MemorySearch {
     this.graphBonus = bonus;
   }
 
-  async search(projectId: string, input: SearchInput, now = new Date()): Promise<SearchHit[]> {
+  async search(projectId: string, input: SearchInput, clock = new Date()): Promise<SearchHit[]> {
+    const now = input.referenceTime ?? clock;
     const limit = input.limit ?? 10;
     const offset = input.offset ?? 0;
     const filter: MemoryFilter = {
@@ -130,7 +144,7 @@ export class MemorySearch {
       features.vector ? this.queryVector(input.query) : undefined,
       this.embeddedRows(projectId),
       this.indexes?.pathFor(projectId),
-      tryCollection ? collectionLexical(this.db, projectId, filter, input.query, k, { neighbours: features.neighbours }) : undefined,
+      tryCollection ? collectionLexical(this.db, projectId, filter, input.query, k, { neighbours: features.neighbours, relatedForms: features.relatedForms }) : undefined,
       features.lexical && !tryCollection ? projectTerms() : undefined,
     ]);
     if (tryCollection && collection === undefined) this.largeCollections.set(collectionKey, true);
@@ -159,6 +173,8 @@ export class MemorySearch {
       efSearch: this.options.efSearch,
       ivfProbes,
     });
+    const window = features.time ? timeWindow(input.query, now) : undefined;
+    const named = nameMatcher(features.names ? queryNames(input.query) : []);
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
     const fused = fuse(
       candidates.map((c) => {
@@ -178,10 +194,24 @@ export class MemorySearch {
         ageDays: (now.getTime() - lastTouched) / 86_400_000,
         importance: c.memory.importance,
         graph: bonus?.get(c.memory.id) ?? 0,
+        time: timeScore(c.memory.validFrom, window),
+        names: named(c.memory.content, c.memory.metadata?.entities),
       });
       const score = totalScore(parts);
       return { memory: c.memory, score, parts: { ...parts, vectorRank, textRank }, explanation: explainScore(parts, score, { vectorRank, textRank }) };
     });
+    // A query naming a span of time asks for what held then, not for the newest value.
+    if (features.newerFirst && window === undefined) {
+      const near = new Map(candidates.map((c) => [c.memory.id, c.near]));
+      const scored = hits.map((hit) => ({ memory: hit.memory, score: hit.score, near: near.get(hit.memory.id), hit }));
+      const demoted = newerFirst(scored, offset + limit);
+      for (const s of scored) s.hit.score = s.score;
+      for (const [id, { newerId, lowered }] of demoted) {
+        const hit = hits.find((h) => h.memory.id === id)!;
+        hit.parts.stale = lowered;
+        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, newerId);
+      }
+    }
     return hits
       .filter((hit) => hit.score >= (input.minScore ?? 0))
       .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? -1 : 1))

@@ -8,6 +8,7 @@ import type { Memory } from '../schemas.js';
 import { HNSW_PREDICATE, hnswOrder, ivfOrder } from '../../platform/vector-index.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { projectLiteral } from './project-index-store.js';
+import { FRESHNESS } from './freshness.js';
 import { RANKING } from './ranking.js';
 
 const ITERATIVE_SCAN = 'relaxed_order';
@@ -75,6 +76,15 @@ export interface CollectionLexical {
  */
 export const NEIGHBOURS = { before: 0.3, after: 0.3 } as const;
 
+/**
+ * Related forms: the stemmer keeps "allergies" (allergi) apart from "allergic" (allergic), and
+ * "diabetes" (diabet) from "diabetic". A query word of at least `minLength` letters also matches
+ * the collection's words that begin as it does (all but its last two letters, at least `minPrefix`:
+ * allergi and allergic share "aller"), each as a term of its own, its weight (IDF) times `weight`,
+ * below the query's own words.
+ */
+export const RELATED_FORMS = { minLength: 6, minPrefix: 5, weight: 0.5 } as const;
+
 /** Scores kept beyond k, so that a vector candidate that is also a good lexical match shows its context part. */
 const COLLECTION_SCORES_KEPT = 200;
 
@@ -90,24 +100,41 @@ export async function collectionLexical(
   filter: MemoryFilter,
   text: string,
   k: number,
-  options: { neighbours?: boolean; cap?: number } = {},
+  options: { neighbours?: boolean; relatedForms?: boolean; cap?: number } = {},
 ): Promise<CollectionLexical | undefined> {
   const cap = options.cap ?? COLLECTION_LEXICAL_MAX;
   const where = filterConditions(projectId, filter);
   const query = where.param(text);
   const [before, after] = options.neighbours ? [NEIGHBOURS.before, NEIGHBOURS.after] : [0, 0];
+  const { minLength, minPrefix, weight } = RELATED_FORMS;
+  // The prefixes of the query's long words (letters and digits only), and a tsquery matching any
+  // word that begins with one of them.
+  const related = options.relatedForms
+    ? `x AS MATERIALIZED (
+         SELECT coalesce(array_agg(DISTINCT p), '{}') AS prefixes,
+                CASE WHEN count(p) > 0 THEN to_tsquery('simple', string_agg(DISTINCT p || ':*', ' | ')) END AS match
+           FROM (SELECT left(l, greatest(${minPrefix}, length(l) - 2)) AS p FROM q, unnest(q.lexemes) l
+                  WHERE length(l) >= ${minLength} AND l ~ '^[[:alnum:]]+$') p),`
+    : `x AS MATERIALIZED (SELECT '{}'::text[] AS prefixes, NULL::tsquery AS match),`;
   // Each memory's text is cut to the query's lexemes first (setweight marks them, ts_filter keeps
   // them), so a long memory is not unnested whole.
   const { rows } = await db.query<{ documents: string; avg_length: number; terms: TermStat[]; best: [string, number, number][] }>(
     `WITH q AS MATERIALIZED (SELECT coalesce(array_agg(DISTINCT l), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', ${query}))) l),
+     ${related}
      c AS MATERIALIZED (
-       SELECT m.id, m.session_key, m.valid_from, octet_length(m.content) AS len, ts_filter(setweight(m.fts, 'A', q.lexemes), '{a}') AS fts
-         FROM memories m, q WHERE ${where.sql} LIMIT ${where.param(cap + 1)}),
+       SELECT m.id, m.session_key, m.valid_from, octet_length(m.content) AS len, ts_filter(setweight(m.fts, 'A', q.lexemes), '{a}') AS fts,
+              CASE WHEN x.match IS NOT NULL AND m.fts @@ x.match THEN m.fts END AS related
+         FROM memories m, q, x WHERE ${where.sql} LIMIT ${where.param(cap + 1)}),
      n AS MATERIALIZED (SELECT count(*) AS documents, coalesce(avg(len), 0)::float8 AS avg_length FROM c),
-     tf AS MATERIALIZED (SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf FROM c, unnest(c.fts) t),
+     tf AS MATERIALIZED (
+       SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf, 1::float8 AS w FROM c, unnest(c.fts) t
+       UNION ALL
+       SELECT c.id, c.len, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8, ${weight}::float8
+         FROM c, unnest(c.related) t, q, x
+        WHERE c.related IS NOT NULL AND t.lexeme <> ALL (q.lexemes) AND EXISTS (SELECT 1 FROM unnest(x.prefixes) p WHERE starts_with(t.lexeme, p))),
      df AS MATERIALIZED (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme),
      s AS MATERIALIZED (
-       SELECT tf.id, sum(${termScoreSql('ln(1 + (n.documents - df.df + 0.5) / (df.df + 0.5))', 'tf.tf', 'tf.len', 'n.avg_length')}) AS score
+       SELECT tf.id, sum(tf.w * ${termScoreSql('ln(1 + (n.documents - df.df + 0.5) / (df.df + 0.5))', 'tf.tf', 'tf.len', 'n.avg_length')}) AS score
          FROM tf JOIN df USING (lexeme), n GROUP BY tf.id),
      o AS (
        ${
@@ -173,6 +200,11 @@ export interface Candidate {
    * embedding, or when no other candidate has one.
    */
   hubness: number | null;
+  /**
+   * Its nearest fellow candidates (of the same RANKING.hubNeighbours) whose cosine to it is at least
+   * FRESHNESS.changeCosine, with that cosine: the candidates that may say the same thing.
+   */
+  near: Map<string, number>;
   /** BM25 over every query term; 0 when none occurs in the memory. */
   bm25: number;
   /** Rank in the vector list (1 = nearest), when the memory came from it. */
@@ -184,6 +216,7 @@ export interface Candidate {
 interface CandidateRow extends MemoryRow {
   cosine: number | null;
   hubness: number | null;
+  near: [string, number][] | null;
   bm25: number;
 }
 
@@ -221,9 +254,11 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   const hub = vec
     ? `, e AS MATERIALIZED (SELECT m.id, m.embedding FROM m WHERE m.embedding IS NOT NULL),
        h AS MATERIALIZED (
-         SELECT a.id, (SELECT -avg(n.distance) FROM (SELECT a.embedding <#> b.embedding AS distance FROM e b
-                        WHERE b.id <> a.id ORDER BY 1 LIMIT ${RANKING.hubNeighbours}) n) AS hubness
-           FROM e a)`
+         SELECT a.id, -avg(n.distance) AS hubness,
+                json_agg(json_build_array(n.id, -n.distance)) FILTER (WHERE -n.distance >= ${Math.min(FRESHNESS.restatementCosine, FRESHNESS.changeCosine)}) AS near
+           FROM e a CROSS JOIN LATERAL (SELECT b.id, a.embedding <#> b.embedding AS distance FROM e b
+                                         WHERE b.id <> a.id ORDER BY 2 LIMIT ${RANKING.hubNeighbours}) n
+          GROUP BY a.id)`
     : '';
   const { rows } = await db.query<CandidateRow>(
     `WITH m AS MATERIALIZED (
@@ -231,7 +266,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
         CROSS JOIN LATERAL (SELECT * FROM memories m WHERE m.project_id = $1 AND m.id = k.id OFFSET 0) r)${hub}
      SELECT ${MEMORY_COLUMNS},
             ${vec ? `CASE WHEN m.embedding IS NULL THEN NULL ELSE 1 - (m.embedding <=> ${vec}::vector) END` : 'NULL::float8'} AS cosine,
-            ${vec ? 'h.hubness' : 'NULL::float8'} AS hubness,
+            ${vec ? 'h.hubness' : 'NULL::float8'} AS hubness, ${vec ? 'h.near' : 'NULL::json'} AS near,
             ${bm25 ? bm25('m') : '0::float8'} AS bm25
        FROM m ${vec ? 'LEFT JOIN h ON h.id = m.id' : ''}`,
     params,
@@ -240,6 +275,7 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
     memory: toMemory(row),
     cosine: row.cosine === null ? null : Number(row.cosine),
     hubness: row.hubness === null ? null : Number(row.hubness),
+    near: new Map((row.near ?? []).map(([id, cosine]) => [id, Number(cosine)])),
     bm25: Number(row.bm25),
     vectorRank: vectorRank.get(row.id) ?? null,
     textRank: textRank.get(row.id) ?? null,

@@ -96,6 +96,28 @@ describe('observe', () => {
     expect(asOf2025.map((m: { content: string }) => m.content)).toEqual(['I work at Siemens.']);
   });
 
+  it('keeps a customer\'s changing facts current from notes in the third person (the support-agent example)', async () => {
+    const p = await h.project();
+    const jane = { kind: 'contact', externalId: 'acme-jane' };
+    const note = async (text: string, occurredAt: string) => (await observe(p, { text, subject: jane, occurredAt })).json();
+    const enterprise = (await note('Jane at Acme is on the Enterprise plan.', '2026-09-01T10:00:00.000Z')).saved[0];
+    expect(enterprise.metadata.slot).toBe('plan');
+    await note('Jane reported the CSV export is slow on big accounts.', '2026-09-02T10:00:00.000Z');
+    const downgraded = await note('Acme downgraded to the Pro plan this month.', '2026-10-01T10:00:00.000Z');
+    expect(downgraded.supersededIds).toEqual([enterprise.id]);
+    const pro = downgraded.saved[0];
+    expect((await h.call('GET', p.projectId, `/admin/memory/${enterprise.id}`)).json()).toMatchObject({ status: 'superseded', supersededById: pro.id });
+    while ((await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} })).json().embedded > 0);
+    const hits = (await h.call('POST', p.projectId, '/memory/search', { body: { query: 'what plan is Jane on', limit: 5 } })).json();
+    const contents = hits.map((m: { content: string }) => m.content);
+    expect(contents[0]).toBe('Acme downgraded to the Pro plan this month.');
+    expect(contents).not.toContain('Jane at Acme is on the Enterprise plan.');
+    // A user's own conversation: a friend's move is not the user's.
+    const own = await h.project();
+    await observe(own, { text: 'I live in Lisbon.', userId: 'u-own', occurredAt: '2026-09-01T10:00:00.000Z' });
+    expect((await observe(own, { text: 'Jane moved to Denver.', userId: 'u-own', occurredAt: '2026-10-01T10:00:00.000Z' })).json().supersededIds).toEqual([]);
+  });
+
   it('does not let one subject supersede another', async () => {
     await observe(a, { text: 'I live in Oslo.', userId: 'u-oslo' });
     await observe(a, { text: 'I live in Rome.', userId: 'u-rome' });

@@ -109,8 +109,63 @@ describe('hybrid search', () => {
     expect(listed.map((m: { id: string }) => m.id)).toEqual([paris.id]);
   });
 
+  it('reads the time a query names against referenceTime, and shows the boost in scoreParts.time', async () => {
+    const p = await h.project();
+    const subject = { kind: 'user', externalId: 'u-time' };
+    const save = async (content: string, validFrom: string) =>
+      (await h.call('POST', p.projectId, '/admin/memory', { body: { content, subject, validFrom } })).json();
+    const march = await save('Went hiking in the Alps with my brother', '2026-03-14T10:00:00.000Z');
+    const june = await save('Went hiking in the Pyrenees with my sister', '2026-06-20T10:00:00.000Z');
+    while ((await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} })).json().embedded > 0);
+    const top = async (query: string, referenceTime?: string) => (await search(p, { query, subject, ...(referenceTime ? { referenceTime } : {}) })).json();
+    const inMarch = await top('where did I go hiking in March', '2026-11-27T00:00:00Z');
+    expect(inMarch[0].id).toBe(march.id);
+    expect(inMarch[0].scoreParts.time).toBeCloseTo(0.1, 6);
+    expect(inMarch[0].explanation).toContain('+ time 0.100');
+    expect(inMarch.find((x: { id: string }) => x.id === june.id).scoreParts.time).toBe(0);
+    // "last month" read in July 2026 is June.
+    expect((await top('where did I go hiking last month', '2026-07-10T00:00:00Z'))[0].id).toBe(june.id);
+    // No time named: no boost to anyone.
+    expect((await top('hiking')).every((x: { scoreParts: { time: number } }) => x.scoreParts.time === 0)).toBe(true);
+    const bad = await search(p, { query: 'hiking', referenceTime: 'last week' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().params.errors.map((e: { path: string }) => e.path)).toContain('body.referenceTime');
+  });
+
+  it('ranks the newer of two live memories holding one fact with different values first, and says why', async () => {
+    const p = await h.project();
+    const subject = { kind: 'customer', externalId: 'c-plan' };
+    const old = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Customer plan: Enterprise', subject, validFrom: '2026-01-01T00:00:00.000Z' } })).json();
+    const now = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Customer plan: Pro', subject, validFrom: '2026-05-01T00:00:00.000Z' } })).json();
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Customer prefers email over phone calls', subject } });
+    while ((await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} })).json().embedded > 0);
+    const hits = (await search(p, { query: 'which enterprise plan is the customer on', subject })).json();
+    const ids = hits.map((x: { id: string }) => x.id);
+    expect(ids.indexOf(now.id)).toBeLessThan(ids.indexOf(old.id));
+    const stale = hits.find((x: { id: string }) => x.id === old.id);
+    expect(stale.scoreParts.stale).toBeGreaterThan(0);
+    expect(stale.explanation).toContain(`to rank under ${now.id}`);
+    // Another subject's newer value changes nothing.
+    const other = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Customer plan: Basic', subject: { kind: 'customer', externalId: 'c-other' }, validFrom: '2026-09-01T00:00:00.000Z' } })).json();
+    const again = (await search(p, { query: 'which enterprise plan is the customer on', subject })).json();
+    expect(again.map((x: { id: string }) => x.id)).not.toContain(other.id);
+  });
+
+  it('matches related forms by words alone, below the query\'s own words ("allergies" finds "allergic")', async () => {
+    const p = await h.project();
+    const allergic = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'I am allergic to peanuts and I live in Lisbon.' } })).json();
+    const allergies = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Seasonal allergies every spring.' } })).json();
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'We organised a party for the team.' } });
+    const byWords = async (query: string, relatedForms = true) =>
+      (await h.apis.memory.search(p.projectId, { query, features: { vector: false, relatedForms } })).map((x) => x.memory.id);
+    expect(await byWords('food allergies')).toEqual([allergies.id, allergic.id]);
+    expect(await byWords('food allergies', false)).toEqual([allergies.id]);
+    // A short word ("organic", organ) has no related forms: no match with "organised".
+    expect(await byWords('organic food')).toEqual([]);
+  });
+
   it('refuses bad input with VALIDATION_ERROR', async () => {
-    for (const body of [{}, { query: '' }, { query: 'x', limit: 51 }, { query: 'x', asOf: 'soon' }, { query: 'x', scope: 'moon' }, { query: 'x', minScore: 2 }, { query: 'x', subject: { kind: 'user' } }]) {
+    for (const body of [{}, { query: '' }, { query: 'x', limit: 51 }, { query: 'x', asOf: 'soon' }, { query: 'x', scope: 'moon' }, { query: 'x', minScore: 2 }, { query: 'x', referenceTime: 'tomorrow' }, { query: 'x', subject: { kind: 'user' } }]) {
       const res = await search(a, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_ERROR');
