@@ -13,7 +13,8 @@
 //   bench/retrieval/updates.ts; an unrelated statement of the same subject, 0.41 at the 95th centile),
 //   or at least changeCosine when the newer says that something changed (CHANGE: "Just switched us
 //   over to the Team tier" after "I'm on the basic plan", cosine 0.34).
-// Two events are never restatements of each other (two hikes are two hikes), except on one slot. A query
+// Two events are never restatements of each other (two hikes are two hikes), except on one slot;
+// nor is a question (it states no value). A query
 // that names a span of time ("what plan was I on in March") asks for the value then, not the newest:
 // the search leaves newer first out for it (search.ts).
 // The older one's score is lowered to just under the newer's; a memory already below keeps its score.
@@ -25,8 +26,8 @@ export const FRESHNESS = {
   restatementOverlap: 0.5,
   /** ... and at least this many shared words. */
   restatementSharedWords: 2,
-  /** Only short memories are compared by their words: a long text is never one fact. */
-  restatementMaxWords: 25,
+  /** Only short memories are compared (content words, function words out): a long text is never one fact. */
+  restatementMaxWords: 15,
   /** Two short memories this close in meaning (cosine) may hold one fact ... */
   restatementCosine: 0.45,
   /** ... or this close, when the newer says that something changed (CHANGE). */
@@ -57,7 +58,10 @@ const LIVE = new Set(['pending', 'confirmed']);
 
 /** Words that say a value changed ("switched to", "moved to", "no longer", "now at", "back on"). */
 const CHANGE =
-  /\b(?:now|any ?more|no longer|switch(?:ed|ing)|mov(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|left|quit|join(?:ed|ing)|start(?:ed|ing)|accept(?:ed|ing)|transferr(?:ed|ing)|relocat(?:ed|ing)|emigrat(?:ed|ing)|promot(?:ed|ion)|became|replac(?:ed|ing)|instead|back (?:on|to|at|in|with)|new|since|as of|from now on|these days|ended up|took over|stepped down|retir(?:ed|ing)|resign(?:ed|ing)|cancell?(?:ed|ing)|renew(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|rais(?:ed|ing)|lower(?:ed|ing)|reduc(?:ed|ing)|bump(?:ed|ing)|dropp(?:ed|ing)|went (?:up|down)|divorc(?:ed|ing)|married|engaged|broke up|separated|discharg(?:ed|ing)|admitt(?:ed|ing)|updat(?:ed|ing)|actually)\b/i;
+  /\b(?:now|any ?more|no longer|switch(?:ed|ing)|mov(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|left|quit|join(?:ed|ing)|start(?:ed|ing)|accept(?:ed|ing)|transferr(?:ed|ing)|relocat(?:ed|ing)|emigrat(?:ed|ing)|promot(?:ed|ion)|became|replac(?:ed|ing)|instead|back (?:on|to|at|in|with)|new|since|as of|from now on|these days|ended up|took over|stepped down|retir(?:ed|ing)|resign(?:ed|ing)|cancell?(?:ed|ing)|renew(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|rais(?:ed|ing)|lower(?:ed|ing)|reduc(?:ed|ing)|bump(?:ed|ing)|dropp(?:ed|ing)|went (?:up|down)|divorc(?:ed|ing)|married|engaged|broke up|separated|discharg(?:ed|ing)|admitt(?:ed|ing)|updat(?:ed|ing)|actually|pushed|postponed|moved up)\b/i;
+
+/** A question, or a statement with one in it, is no value stated. */
+const QUESTION = /\?/;
 
 /**
  * When the memory was stated: observe's `observedAt` (when the turn was said; an event's validFrom is
@@ -104,7 +108,7 @@ export function newerFirst(hits: Scored[], window: number): Map<string, Demotion
     // an event after a fact may change it ("emigrated to Buenos Aires last year").
     if (a.type === 'event' && b.type === 'event') return false;
     const [wa, wb] = [wordsOf(a), wordsOf(b)];
-    if (!wa || !wb) return false;
+    if (!wa || !wb || QUESTION.test(a.content) || QUESTION.test(b.content)) return false;
     const overlap = wordOverlap(wa, wb);
     if (overlap === 1) return false;
     const inB = new Set(wb);

@@ -56,12 +56,12 @@ const DESCRIPTION =
   'the BM25 of the turns before and after it in its session (`scoreParts.context`). Larger collections take the project\'s word statistics and ' +
   'the memories holding the query\'s rarest words. Relevance = 0.75 x (cosine - hubness) + 0.25 x BM25 divided by the best BM25 among the candidates, where hubness is ' +
   'how much closer the memory is to its 10 nearest fellow candidates than the candidates are on average (CSLS: a text close to everything is not ' +
-  'singled out by being close to the query; weights fitted on a public conversational-memory benchmark); score = 0.85 x relevance + 0.05 x recency + 0.1 x importance (+ the graph bonus). Hits are ordered by `score`; ' +
+  'singled out by being close to the query; weights fitted on a public conversational-memory benchmark); score = 0.85 x relevance + 0.025 x recency + 0.1 x importance (+ the graph bonus). Hits are ordered by `score`; ' +
   'each shows the parts of its score and a one-line explanation. Without `status` or `asOf` only live memories (pending, confirmed) are searched; ' +
   '`asOf` searches the slice valid at that instant, superseded memories included. Newer first: of two live memories of one subject holding one fact with ' +
   'different values (the same slot; or, both short, sharing half their words or close in meaning), the newer ranks above the older when both are on the ' +
   'page (`scoreParts.stale`); not for a query naming a span of time. Words about time ("last week", "in May 2023") are read against `referenceTime` ' +
-  '(default now) and add up to 0.1 for a memory valid then (`scoreParts.time`); names in the query found in a memory add up to 0.05 (`scoreParts.names`); ' +
+  '(default now) and add up to 0.1 for a memory valid then (`scoreParts.time`); names in the query found in a memory add up to 0.02 (`scoreParts.names`); ' +
   'in a collection scored exactly, long query words also match related forms ("allergies" finds "allergic") at half weight. A memory saved by a single write is embedded before the write ' +
   'answers, so it is found by meaning at once; a memory not embedded yet (bulk writes, a busy worker pool) is found by its words.';
 

@@ -40,7 +40,7 @@ export const SearchHitSchema = Type.Object({
   validTo: Type.Union([Timestamp(), Type.Null()]),
   supersededById: Type.Union([Type.String(), Type.Null()]),
   similarity: Type.Number({ description: 'Relevance to the query in [0, 1]: 0.75 x (cosine - hubness) + 0.25 x normalised BM25' }),
-  score: Type.Number({ description: 'The ranking score: 0.85 relevance + 0.05 recency + 0.1 importance (+ graph bonus) (+ time) (+ names) (- stale)' }),
+  score: Type.Number({ description: 'The ranking score: 0.85 relevance + 0.025 recency + 0.1 importance (+ graph bonus) (+ time) (+ names) (- stale)' }),
   scoreParts: Type.Object({
     semantic: Type.Union([Type.Number(), Type.Null()], { description: 'Cosine similarity; null when the memory is not embedded yet' }),
     hubness: Type.Number({
@@ -62,7 +62,7 @@ export const SearchHitSchema = Type.Object({
     }),
     names: Type.Number({
       description:
-        'When the query gives names (capitalised words: people, places, organisations): 0.05 x the share of them the memory holds, in its words or in the entities observe found in it; 0 when the query names none',
+        'When the query gives names (capitalised words: people, places, organisations): 0.02 x the share of them the memory holds, in its words or in the entities observe found in it; 0 when the query names none',
     }),
     stale: Type.Number({
       description:

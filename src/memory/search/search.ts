@@ -140,13 +140,17 @@ export class MemorySearch {
     // The project's statistics are read only when the collection's own are not to be had: at
     // once when it is known to be large, after the attempt when it turns out so (then remembered).
     const projectTerms = () => queryTerms(this.db, projectId, input.query);
-    const [vector, embeddedRows, path, collection, early] = await Promise.all([
+    const reads = Promise.all([
       features.vector ? this.queryVector(input.query) : undefined,
       this.embeddedRows(projectId),
       this.indexes?.pathFor(projectId),
       tryCollection ? collectionLexical(this.db, projectId, filter, input.query, k, { neighbours: features.neighbours, relatedForms: features.relatedForms }) : undefined,
       features.lexical && !tryCollection ? projectTerms() : undefined,
     ]);
+    // The query's time and names are read while the database and the encoder work.
+    const window = features.time ? timeWindow(input.query, now) : undefined;
+    const named = nameMatcher(features.names ? queryNames(input.query) : []);
+    const [vector, embeddedRows, path, collection, early] = await reads;
     if (tryCollection && collection === undefined) this.largeCollections.set(collectionKey, true);
     const projectWide = features.lexical && collection === undefined ? (early ?? (await projectTerms())) : undefined;
     const ivfProbes = path?.ivfProbes;
@@ -173,8 +177,6 @@ export class MemorySearch {
       efSearch: this.options.efSearch,
       ivfProbes,
     });
-    const window = features.time ? timeWindow(input.query, now) : undefined;
-    const named = nameMatcher(features.names ? queryNames(input.query) : []);
     const bonus = this.graphBonus && candidates.length > 0 ? await this.graphBonus(projectId, candidates.map((c) => c.memory.id)) : undefined;
     const fused = fuse(
       candidates.map((c) => {

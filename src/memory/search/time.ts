@@ -20,8 +20,16 @@ export interface TimeWindow extends DateSpan {
   reachMs: number;
 }
 
+/**
+ * Words without which no phrase names a time: most queries have none, and skip the date parser
+ * (a millisecond or more per query).
+ */
+const TIME_WORD =
+  /\b(?:yesterday|today|tonight|tomorrow|last|next|this|past|previous|coming|ago|since|before|after|earlier|later|recent(?:ly)?|during|until|weekend|week|weeks|month|months|year|years|day|days|morning|afternoon|evening|night|spring|summer|autumn|fall|winter|christmas|easter|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|\d{4}|\d{1,2}(?:st|nd|rd|th)|\d{1,2}[/.-]\d{1,2})\b/i;
+
 /** The span of time a query names, relative to `reference`, or undefined. */
 export function timeWindow(query: string, reference: Date): TimeWindow | undefined {
+  if (!TIME_WORD.test(query)) return undefined;
   const span = dateSpanOf(query, reference);
   if (!span) return undefined;
   const length = span.end.getTime() - span.start.getTime();

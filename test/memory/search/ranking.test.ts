@@ -193,16 +193,16 @@ describe('the score', () => {
   });
 
   it('scores a worked example exactly and explains it', () => {
-    // 0.85 x 0.72 + 0.05 x 0.5 + 0.1 x 0.8 = 0.717
-    const parts = scoreParts({ relevance: 0.72, cosine: 0.6, lexical: 1, ageDays: 30, importance: 8 });
+    // 0.85 x 0.72 + 0.025 x 1 + 0.1 x 0.8 = 0.717
+    const parts = scoreParts({ relevance: 0.72, cosine: 0.6, lexical: 1, ageDays: 0, importance: 8 });
     expect(totalScore(parts)).toBeCloseTo(0.717, 12);
     expect(explainScore(parts, totalScore(parts), { vectorRank: 2, textRank: 1 })).toBe(
-      'score 0.717 = 0.85 x relevance 0.720 (0.75 x cosine 0.600 #2 + 0.25 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
+      'score 0.717 = 0.85 x relevance 0.720 (0.75 x cosine 0.600 #2 + 0.25 x words 1.000 #1) + 0.025 x recency 1.000 + 0.1 x importance 0.800',
     );
     // With a hubness correction: relevance 0.75 x (0.6 + 0.08) + 0.25 x 1 = 0.76; 0.85 x 0.76 + 0.025 + 0.08 = 0.751.
-    const corrected = scoreParts({ relevance: 0.76, cosine: 0.6, hubness: -0.08, lexical: 1, ageDays: 30, importance: 8 });
+    const corrected = scoreParts({ relevance: 0.76, cosine: 0.6, hubness: -0.08, lexical: 1, ageDays: 0, importance: 8 });
     expect(explainScore(corrected, totalScore(corrected), { vectorRank: 2, textRank: 1 })).toBe(
-      'score 0.751 = 0.85 x relevance 0.760 (0.75 x (cosine 0.600 #2 + hubness 0.080) + 0.25 x words 1.000 #1) + 0.05 x recency 0.500 + 0.1 x importance 0.800',
+      'score 0.751 = 0.85 x relevance 0.760 (0.75 x (cosine 0.600 #2 + hubness 0.080) + 0.25 x words 1.000 #1) + 0.025 x recency 1.000 + 0.1 x importance 0.800',
     );
   });
 
