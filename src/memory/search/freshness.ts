@@ -1,23 +1,23 @@
-// Newer first: of two live memories of one subject that hold the same fact with different values,
-// the newer (the one stated later) ranks above the older. Observe supersedes an old value when it can tell the two fill one
-// slot (extract/slots.ts); when it could not (both saved as they were, or a slot it does not know),
-// two memories still count as one fact changing when
-// - both carry the same slot (metadata.slot), or
-// - not both carry one and they are short restatements of each other: at least half of their words
-//   shared (stemmed, function words out: "Customer plan: Enterprise" and "Customer plan: Pro" share
-//   2 of 4), at least two of them, and not all.
-// - or both are short, each is close in meaning to the other (cosine at least restatementCosine,
-//   among its nearest fellow candidates) and the newer answers the query nearly as well (its score
-//   at least minScoreShare of the older's): "I'm on the basic plan" and, later, "Just switched us
-//   over to the Team tier" (cosine 0.45 to 0.75 for most such pairs on the update pairs of
-//   bench/retrieval/updates.ts; an unrelated statement of the same subject, 0.41 at the 95th centile),
-//   or at least changeCosine when the newer says that something changed (CHANGE: "Just switched us
-//   over to the Team tier" after "I'm on the basic plan", cosine 0.34).
-// Two events are never restatements of each other (two hikes are two hikes), except on one slot;
-// nor is a question (it states no value). A query
-// that names a span of time ("what plan was I on in March") asks for the value then, not the newest:
-// the search leaves newer first out for it (search.ts).
-// The older one's score is lowered to just under the newer's; a memory already below keeps its score.
+// Newer first: of two live memories of one subject (and scope) that hold one fact with different
+// values, the newer (the one stated later) ranks above the older. Observe supersedes an old value
+// when it can tell that the two fill one slot (extract/slots.ts); when it could not (both saved as
+// they were, or a slot it does not know), two memories still hold one fact when
+// - both carry the same slot (metadata.slot); or, when not both carry one, both are short (at most
+//   restatementMaxWords content words, no question in either) and
+// - they share at least half their words (stemmed, function words out), at least two of them, and
+//   not all: "Customer plan: Enterprise" and "Customer plan: Pro" share 2 of 4; or
+// - they are close in meaning (cosine, among each other's nearest fellow candidates) and the newer
+//   answers the query nearly as well (its score at least minScoreShare of the older's): cosine at
+//   least restatementCosine, or changeCosine when the newer says something changed (CHANGE). On
+//   the update pairs of bench/retrieval/updates.ts most old and new statements lie at 0.45 to
+//   0.75 ("I'm on the basic plan", later "Just switched us over to the Team tier": 0.34, with a
+//   change word), an unrelated statement of the same subject at 0.41 at the 95th centile.
+// Two events are never one fact (two hikes are two hikes), except on one slot. The newer must be on
+// the page (search.ts passes limit + offset), so an older memory moves down the page but never off
+// it: on BEAM and RealMem, whose turns are long or questions, this changes no recall at all. A
+// query that names a span of time ("what plan was I on in March") asks for the value then, not the
+// newest: the search leaves newer first out for it. The older one's score is lowered to just under
+// the newer's; a memory already below keeps its score.
 import { normaliseText, wordOverlap } from '../../../workers/near-duplicate.js';
 import type { Memory } from '../schemas.js';
 
