@@ -138,6 +138,8 @@ const LATTICE_SYSTEMS: readonly LatticeSystem[] = [
   { name: 'Lattice, lexical leg alone', features: { vector: false } },
   { name: 'Lattice, vector leg alone', features: { lexical: false } },
   ...(Object.keys(ABLATIONS) as Part[]).map((part): LatticeSystem => ({ name: `Lattice without ${part}`, features: { [part]: false } })),
+  // Every part off at once: its latency against the first row's cached-vector retrieval is what the parts cost together.
+  { name: 'Lattice, two legs and no part', features: Object.fromEntries(Object.keys(ABLATIONS).map((part) => [part, false])) as Partial<SearchFeatures> },
 ];
 
 // ---------------------------------------------------------------------------------------------
