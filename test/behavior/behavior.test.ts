@@ -537,6 +537,14 @@ describe('context bundles', () => {
     expect(bundle.memories.map((m: { content: string }) => m.content)).not.toContain('Is allergic to hazelnuts too');
     expect(bundle.memories.map((m: { content: string }) => m.content)).not.toContain('Asked for the loyalty card terms');
     expect(bundle.provenance.memoryIds).toContain(bundle.memories[0].id);
+    // The query's words about time are read against referenceTime.
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Visited the Porto store', type: 'fact', subject, validFrom: '2026-03-12T10:00:00.000Z' } });
+    await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Visited the Braga store', type: 'fact', subject, validFrom: '2026-06-12T10:00:00.000Z' } });
+    while ((await h.call('POST', p.projectId, '/admin/memory/embeddings/backfill', { body: {} })).json().embedded > 0);
+    const when = async (referenceTime: string) =>
+      (await h.call('POST', p.projectId, '/lattice/context', { body: { subject, include: ['memories'], query: 'which store did they visit last month', referenceTime } })).json().memories[0].content;
+    expect(await when('2026-04-02T00:00:00Z')).toBe('Visited the Porto store');
+    expect(await when('2026-07-02T00:00:00Z')).toBe('Visited the Braga store');
     for (const body of [{ subject, query: '' }, { subject, query: 'x'.repeat(2001) }, { subject, query: 'nuts', referenceTime: 'soon' }]) {
       const bad = await h.call('POST', p.projectId, '/lattice/context', { body });
       expect(bad.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);

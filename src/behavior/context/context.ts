@@ -48,13 +48,13 @@ export class ContextBuilder {
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
     private readonly profiler: Profiler,
-    private readonly search?: ContextSearch,
+    private readonly search: ContextSearch,
   ) {}
 
   /** The subject's memories that best answer the query, by the memory search, as a bundle shows them. */
   private async answering(projectId: string, subject: Subject, options: ContextOptions & { query: string }, excluded: ReadonlySet<string>): Promise<ContextMemory[]> {
     const limit = options.memoryLimit ?? 10;
-    if (limit <= 0 || !this.search) return [];
+    if (limit <= 0) return [];
     const hits = await this.search(projectId, {
       query: options.query,
       subject,
@@ -76,9 +76,11 @@ export class ContextBuilder {
     const wantPatterns = include.has('patterns') || include.has('predictions') || include.has('profile');
     // One read of each kind serves every section (the profile's lookback is the observations' too).
     const { query } = options;
+    // With a query the memories section comes from the search; the subject's newest memories are
+    // then read only for the observations.
     const [patterns, memories, activities, answering] = await Promise.all([
       wantPatterns ? activePatterns(this.db, projectId, subject) : [],
-      include.has('memories') || include.has('observations')
+      (include.has('memories') && query === undefined) || include.has('observations')
         ? subjectMemories(this.db, projectId, subject, { limit: Math.max(options.memoryLimit ?? 10, include.has('observations') ? 20 : 0), excludeCategories: [...excluded] })
         : [],
       include.has('observations') || include.has('profile') ? this.profiler.activity(projectId, subject, now) : [],

@@ -45,6 +45,11 @@ function isFillerWord(word: string): boolean {
   return FILLER_WORDS.has(word) || FILLER_WORDS.has(collapseRepeats(word, 1)) || FILLER_WORDS.has(collapseRepeats(word, 2));
 }
 
+/** The text as a regular expression that matches it literally. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** Lower-cased words, apostrophes kept inside words ("don't", "i'm"). */
 export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['-][\p{L}\p{N}]+)*/gu) ?? [];

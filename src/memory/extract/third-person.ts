@@ -9,6 +9,7 @@
 //   the subject is a third party (`thirdParty`: a subject of another kind than `user`). In a user's
 //   own conversation "Jane moved to Denver" is about Jane, not about the user, and must not move the
 //   user's residence.
+import { escapeRegExp } from './filler.js';
 
 const ROLE = String.raw`(?:the|this|our|that) (?:customer|client|user|account|member|patient|buyer|lead|prospect|contact|company|tenant|subscriber|shopper|guest|student|candidate|employee|organi[sz]ation|org|household|family|business|team|merchant|vendor|partner)`;
 const PRONOUN = '(?:she|he|they)';
@@ -48,8 +49,6 @@ export interface FirstPersonReading {
   affiliation?: string;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** The words the statement opens with that name the subject, or undefined. */
 function referentOf(view: string, { thirdParty, entities, text }: ThirdPersonOptions): { words: string; entity?: string; affiliation?: string } | undefined {
   const role = new RegExp(`^${ROLE}\\b`).exec(view);
@@ -61,11 +60,11 @@ function referentOf(view: string, { thirdParty, entities, text }: ThirdPersonOpt
   const lead = /^(\p{Lu}[\p{L}\p{N}&'.-]*(?: \p{Lu}[\p{L}\p{N}&'.-]*){0,2})\s/u.exec(text ?? '')?.[1]?.replace(/'s$/, '');
   const unknown = lead && !NOT_A_NAME.has(lead.split(' ')[0]!.toLowerCase()) && !entities.some((e) => e.toLowerCase() === lead.toLowerCase()) ? [lead] : [];
   const names = [...entities, ...unknown].sort((a, b) => b.length - a.length);
-  const first = names.find((e) => new RegExp(`^${escape(e.toLowerCase())}\\b`).test(view));
+  const first = names.find((e) => new RegExp(`^${escapeRegExp(e.toLowerCase())}\\b`).test(view));
   if (!first) return undefined;
   let words = first.toLowerCase();
   const rest = view.slice(words.length);
-  const affiliation = names.find((e) => e !== first && new RegExp(`^ (?:at|from|of) ${escape(e.toLowerCase())}\\b`).test(rest));
+  const affiliation = names.find((e) => e !== first && new RegExp(`^ (?:at|from|of) ${escapeRegExp(e.toLowerCase())}\\b`).test(rest));
   if (affiliation) words += rest.slice(0, rest.indexOf(affiliation.toLowerCase()) + affiliation.length);
   return { words, entity: first, affiliation };
 }

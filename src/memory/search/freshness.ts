@@ -28,6 +28,8 @@ export const FRESHNESS = {
   restatementSharedWords: 2,
   /** Only short memories are compared (content words, function words out): a long text is never one fact. */
   restatementMaxWords: 15,
+  /** ... nor a memory longer than this many characters (not read for its words at all; search/store.ts reports no close candidates for it). */
+  restatementMaxChars: 180,
   /** Two short memories this close in meaning (cosine) may hold one fact ... */
   restatementCosine: 0.45,
   /** ... or this close, when the newer says that something changed (CHANGE). */
@@ -50,8 +52,8 @@ export interface Scored {
 export interface Demotion {
   /** The newer memory the older now ranks under. */
   newerId: string;
-  /** How much the score was lowered. */
-  lowered: number;
+  /** Its score now, just under that one's. */
+  score: number;
 }
 
 const LIVE = new Set(['pending', 'confirmed']);
@@ -83,18 +85,20 @@ function slotOf(m: Memory): string | undefined {
 }
 
 /**
- * Lowers, in place, the score of each live memory among the best `window` that a newer live memory
- * of the same subject and scope, also among the best `window` (at least minPage), restates with
- * another value, to just under that one's; answers what it lowered. A memory that drops out of the
- * window lets the next one in, which is checked in turn.
- * Memories of no subject are not compared (nothing says two of them are about the same thing).
+ * The live memories among the best `window` that a newer live memory of the same subject and scope,
+ * also among the best `window` (at least minPage), restates with another value, each with the score
+ * that puts it just under that one's. A memory that drops out of the window lets the next one in,
+ * which is checked in turn. Memories of no subject are not compared (nothing says two of them are
+ * about the same thing). Pure: the hits are not changed.
  */
-export function newerFirst(hits: Scored[], window: number): Map<string, Demotion> {
+export function newerFirst(hits: readonly Scored[], window: number): Map<string, Demotion> {
+  const scores = new Map(hits.map((h) => [h.memory.id, h.score]));
+  const scoreOf = (h: Scored) => scores.get(h.memory.id)!;
   const words = new Map<string, string[] | null>();
   const wordsOf = (m: Memory) => {
     let w = words.get(m.id);
     if (w === undefined) {
-      const all = m.content.length > FRESHNESS.restatementMaxWords * 12 ? [] : normaliseText(m.content).words;
+      const all = m.content.length > FRESHNESS.restatementMaxChars ? [] : normaliseText(m.content).words;
       w = all.length > 0 && all.length <= FRESHNESS.restatementMaxWords ? all : null;
       words.set(m.id, w);
     }
@@ -114,7 +118,7 @@ export function newerFirst(hits: Scored[], window: number): Map<string, Demotion
     const inB = new Set(wb);
     if (overlap >= FRESHNESS.restatementOverlap && new Set(wa.filter((w) => inB.has(w))).size >= FRESHNESS.restatementSharedWords) return true;
     const cosine = older.near?.get(b.id) ?? newer.near?.get(a.id);
-    if (cosine === undefined || newer.score < FRESHNESS.minScoreShare * older.score) return false;
+    if (cosine === undefined || scoreOf(newer) < FRESHNESS.minScoreShare * scoreOf(older)) return false;
     return cosine >= FRESHNESS.restatementCosine || (cosine >= FRESHNESS.changeCosine && CHANGE.test(b.content));
   };
   const groups = new Map<string, Scored[]>();
@@ -125,7 +129,7 @@ export function newerFirst(hits: Scored[], window: number): Map<string, Demotion
   }
   const demoted = new Map<string, Demotion>();
   const checked = new Set<string>();
-  const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.memory.id < b.memory.id ? -1 : 1);
+  const byScore = (a: Scored, b: Scored) => scoreOf(b) - scoreOf(a) || (a.memory.id < b.memory.id ? -1 : 1);
   const page = Math.max(window, FRESHNESS.minPage);
   for (;;) {
     const ranked = [...hits].sort(byScore);
@@ -141,12 +145,12 @@ export function newerFirst(hits: Scored[], window: number): Map<string, Demotion
       const since = statedAt(older.memory);
       // Under the lowest of the newer restatements scored no higher, so under every one of them.
       const newer = group
-        .filter((n) => onPage.has(n.memory.id) && statedAt(n.memory) > since && n.score <= older.score && sameFact(older, n))
-        .sort((a, b) => a.score - b.score)[0];
+        .filter((n) => onPage.has(n.memory.id) && statedAt(n.memory) > since && scoreOf(n) <= scoreOf(older) && sameFact(older, n))
+        .sort((a, b) => scoreOf(a) - scoreOf(b))[0];
       if (!newer) continue;
-      const score = newer.score - FRESHNESS.margin;
-      demoted.set(older.memory.id, { newerId: newer.memory.id, lowered: (demoted.get(older.memory.id)?.lowered ?? 0) + older.score - score });
-      older.score = score;
+      const score = scoreOf(newer) - FRESHNESS.margin;
+      demoted.set(older.memory.id, { newerId: newer.memory.id, score });
+      scores.set(older.memory.id, score);
       // What is older than this one is looked at again (a chain of three values).
       for (const h of group) if (statedAt(h.memory) < since) checked.delete(h.memory.id);
     }

@@ -3,6 +3,7 @@
 // them (metadata.entities). A memory holding every name the query gives scores 1, one holding half
 // of them 0.5; the part is added to the score (ranking.ts, RANKING.nameWeight) and shown in
 // scoreParts.names. Names are read from capitalisation, so a query typed in lower case names none.
+import { escapeRegExp } from '../extract/filler.js';
 
 /** Capitalised words that name nobody: question words, pronouns, the first words of a question. */
 const NOT_A_NAME = new Set(`
@@ -26,15 +27,13 @@ export function queryNames(query: string): string[] {
   return [...names];
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * Scores a memory by the query's names, in [0, 1]: the share of them it holds, in its words (whole
  * words, any case) or its entities; always 0 when the query names none.
  */
 export function nameMatcher(names: readonly string[]): (content: string, entities: unknown) => number {
   if (names.length === 0) return () => 0;
-  const patterns = names.map((name) => ({ name, pattern: new RegExp(`(?<![\\p{L}\\p{N}])${escape(name)}(?![\\p{L}\\p{N}])`, 'iu') }));
+  const patterns = names.map((name) => ({ name, pattern: new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(name)}(?![\\p{L}\\p{N}])`, 'iu') }));
   return (content, entities) => {
     const known = Array.isArray(entities) ? entities.filter((e): e is string => typeof e === 'string').map((e) => e.toLowerCase()) : [];
     return patterns.filter(({ name, pattern }) => known.includes(name) || pattern.test(content)).length / names.length;

@@ -172,6 +172,7 @@ export class MemorySearch {
             avgLength: projectWide.corpus.avgLength,
           },
       textIds: collection?.ids,
+      near: features.newerFirst,
       k,
       exact,
       efSearch: this.options.efSearch,
@@ -204,14 +205,13 @@ export class MemorySearch {
     });
     // A query naming a span of time asks for what held then, not for the newest value.
     if (features.newerFirst && window === undefined) {
-      const near = new Map(candidates.map((c) => [c.memory.id, c.near]));
-      const scored = hits.map((hit) => ({ memory: hit.memory, score: hit.score, near: near.get(hit.memory.id), hit }));
-      const demoted = newerFirst(scored, offset + limit);
-      for (const s of scored) s.hit.score = s.score;
-      for (const [id, { newerId, lowered }] of demoted) {
-        const hit = hits.find((h) => h.memory.id === id)!;
-        hit.parts.stale = lowered;
-        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, newerId);
+      const demoted = newerFirst(hits.map((hit, i) => ({ memory: hit.memory, score: hit.score, near: candidates[i]!.near })), offset + limit);
+      for (const hit of hits) {
+        const demotion = demoted.get(hit.memory.id);
+        if (!demotion) continue;
+        hit.parts.stale = hit.score - demotion.score;
+        hit.score = demotion.score;
+        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, demotion.newerId);
       }
     }
     return hits

@@ -191,6 +191,8 @@ export type CandidateQuery = VectorPath & {
   k: number;
   /** The lexical list, when the caller has it already (collectionLexical); otherwise read from `lexical.match`. */
   textIds?: string[];
+  /** Answer each candidate's close fellow candidates (Candidate.near), for newer first. */
+  near?: boolean;
 };
 
 export interface Candidate {
@@ -203,7 +205,8 @@ export interface Candidate {
   hubness: number | null;
   /**
    * Its nearest fellow candidates (of the same RANKING.hubNeighbours) whose cosine to it is at least
-   * FRESHNESS.changeCosine, with that cosine: the candidates that may say the same thing.
+   * FRESHNESS.changeCosine, with that cosine, when both are short (FRESHNESS.restatementMaxChars):
+   * the candidates that may say the same thing. Empty unless the query asked for them (`near`).
    */
   near: Map<string, number>;
   /** BM25 over every query term; 0 when none occurs in the memory. */
@@ -252,13 +255,15 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   // `id = ANY(...)` beside the project, or as a join, a table with no statistics yet (a Postgres
   // without autovacuum, before maintenance.analyze) was read as the whole project, 80 to 170 ms at
   // 8,000 memories against 2 to 5 ms.
+  // With `near`, the same pass also answers, for each short candidate, its short neighbours close
+  // enough to restate it (freshness.ts); long ones never do, so their pairs are not sent back.
+  const near = vec && q.near ? `json_agg(json_build_array(n.id, -n.distance)) FILTER (WHERE a.short AND n.short AND -n.distance >= ${FRESHNESS.changeCosine})` : 'NULL::json';
   const hub = vec
-    ? `, e AS MATERIALIZED (SELECT m.id, m.embedding FROM m WHERE m.embedding IS NOT NULL),
+    ? `, e AS MATERIALIZED (SELECT m.id, m.embedding, octet_length(m.content) <= ${FRESHNESS.restatementMaxChars} AS short FROM m WHERE m.embedding IS NOT NULL),
        h AS MATERIALIZED (
-         SELECT a.id, -avg(n.distance) AS hubness,
-                json_agg(json_build_array(n.id, -n.distance)) FILTER (WHERE -n.distance >= ${Math.min(FRESHNESS.restatementCosine, FRESHNESS.changeCosine)}) AS near
-           FROM e a CROSS JOIN LATERAL (SELECT b.id, a.embedding <#> b.embedding AS distance FROM e b
-                                         WHERE b.id <> a.id ORDER BY 2 LIMIT ${RANKING.hubNeighbours}) n
+         SELECT a.id, -avg(n.distance) AS hubness, ${near} AS near
+           FROM e a CROSS JOIN LATERAL (SELECT b.id, b.short, a.embedding <#> b.embedding AS distance FROM e b
+                                         WHERE b.id <> a.id ORDER BY 3 LIMIT ${RANKING.hubNeighbours}) n
           GROUP BY a.id)`
     : '';
   const { rows } = await db.query<CandidateRow>(
