@@ -35,7 +35,7 @@ export class Bm25 {
   /** prefixLength[n] is the total length of the first n documents. */
   private readonly prefixLength: Float64Array;
 
-  constructor(documents: readonly (readonly string[])[]) {
+  constructor(private readonly documents: readonly (readonly string[])[]) {
     this.lengths = documents.map((terms, doc) => {
       const counts = new Map<string, number>();
       for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
@@ -56,10 +56,15 @@ export class Bm25 {
 
   /** Indexes of the best `k` of the first `visible` documents that share a term with the query; ties go to the earlier one. */
   top(query: readonly string[], k: number, visible = this.lengths.length): number[] {
+    return this.scored(new Map([...new Set(query)].map((term) => [term, 1])), k, visible).map((hit) => hit.doc);
+  }
+
+  /** The same with a weight per query term (a term's BM25 is multiplied by it), with the scores. */
+  scored(query: ReadonlyMap<string, number>, k: number, visible = this.lengths.length): { doc: number; score: number }[] {
     const n = Math.min(visible, this.lengths.length);
     const avgLength = this.prefixLength[n]! / Math.max(1, n);
     const scores = new Map<number, number>();
-    for (const term of new Set(query)) {
+    for (const [term, weight] of query) {
       const list = this.postings.get(term);
       if (!list) continue;
       const df = countBelow(list, n);
@@ -67,7 +72,7 @@ export class Bm25 {
       const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
       for (let i = 0; i < df; i++) {
         const { doc, tf } = list[i]!;
-        const score = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengths[doc]!) / avgLength));
+        const score = (weight * idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lengths[doc]!) / avgLength));
         scores.set(doc, (scores.get(doc) ?? 0) + score);
       }
     }
@@ -75,7 +80,12 @@ export class Bm25 {
       .filter(([, score]) => score > 0)
       .sort(([x, sx], [y, sy]) => sy - sx || x - y)
       .slice(0, k)
-      .map(([doc]) => doc);
+      .map(([doc, score]) => ({ doc, score }));
+  }
+
+  /** A document's tokens. */
+  tokens(doc: number): readonly string[] {
+    return this.documents[doc]!;
   }
 }
 
