@@ -78,6 +78,15 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   await app.register(errorHandler);
+  // A JSON content type with no body is no body, on every route: clients send the header on every
+  // request (the public Python client does, DELETE included). A route that needs a body then says
+  // so through its schema; a body that is there is parsed as Fastify does (prototype poisoning refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   // Before any schema or handler sees the input (and before anything walks it), for every route.
   app.addHook('preValidation', async (request) => {
     assertStorableInput(request.body, 'body');

@@ -39,6 +39,21 @@ describe('error responses', () => {
     expectErrorShape(res.json(), 400, 'VALIDATION_ERROR');
   });
 
+  it('an empty body with a JSON content type is no body, on every method (clients send the header on every request)', async () => {
+    const json = { 'content-type': 'application/json' };
+    const saved = await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'an empty-body probe' } });
+    expect(saved.statusCode).toBe(201);
+    const deleted = await h.call('DELETE', p.projectId, `/memory/${saved.json().id}`, { body: '', headers: json });
+    expect(deleted.statusCode).toBe(204);
+    expect((await h.call('GET', p.projectId, `/admin/memory/${saved.json().id}`, { body: '', headers: json })).statusCode).toBe(404);
+    // A route whose body is all optional runs with its defaults; one that needs a body names it.
+    expect((await h.call('POST', p.projectId, BACKFILL, { body: '  ', headers: json })).statusCode).toBe(200);
+    const refused = await h.call('POST', p.projectId, '/admin/memory', { body: '', headers: json });
+    expect(refused.statusCode).toBe(400);
+    expectErrorShape(refused.json(), 400, 'VALIDATION_ERROR');
+    expect(refused.json().message).toMatch(/body/);
+  });
+
   it('400 VALIDATION_ERROR for a malformed project id in the path', async () => {
     const res = await h.call('POST', 'Bad Project!', BACKFILL, { apiKey: p.apiKey });
     expect([400, 404]).toContain(res.statusCode);
