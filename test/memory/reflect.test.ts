@@ -42,7 +42,7 @@ describe('POST /admin/memory/reflect', () => {
     await remember(p.projectId, 'Maria swims on Saturday mornings.');
     const dry = await reflect(p.projectId, { userId: 'maria', dryRun: true });
     expect(dry.statusCode, dry.body).toBe(200);
-    expect(dry.json()).toMatchObject({ dryRun: true, sourcesConsidered: 3, saved: [{ id: null }] });
+    expect(dry.json()).toMatchObject({ dryRun: true, sourcesConsidered: 3, saved: [{ id: null }], insights: [{ id: '' }] });
     expect((await h.call('GET', p.projectId, '/admin/memory?type=insight')).json()).toEqual([]);
 
     const first = (await reflect(p.projectId, { userId: 'maria' })).json();
@@ -50,6 +50,8 @@ describe('POST /admin/memory/reflect', () => {
     const [insight] = first.saved;
     expect(insight.id).toMatch(/^mem_/);
     expect(insight.sourceMemoryIds).toHaveLength(2);
+    // The clients read the same list as `insights`, with sourceIds.
+    expect(first.insights).toEqual([{ id: insight.id, content: insight.content, sourceIds: insight.sourceMemoryIds, confidence: insight.confidence }]);
     expect(first.skipped.map((s: { reason: string }) => s.reason)).toEqual(['cites none of the memories it was given', 'repeats another insight of this run']);
     expect(first.usage.totalTokens).toBeGreaterThan(0);
     const stored = (await h.call('GET', p.projectId, `/admin/memory/${insight.id}`)).json();
@@ -69,14 +71,29 @@ describe('POST /admin/memory/reflect', () => {
 
   it('clamps its bounds, needs two memories, validates, and reads only its own project', async () => {
     const p = await h.project();
-    expect((await reflect(p.projectId, {})).statusCode).toBe(400);
     expect((await reflect(p.projectId, { userId: 'maria', dryRun: 'yes' })).statusCode).toBe(400);
-    // Another project's memories about the same user id are not this project's.
+    expect((await reflect(p.projectId, { userId: '' })).statusCode).toBe(400);
+    // Another project's memories about the same user id are not this project's, nor its project-wide ones.
     const other = await h.project();
     await remember(other.projectId, 'Maria runs every morning.');
     await remember(other.projectId, 'Maria works from 9.');
+    expect((await reflect(p.projectId, {})).json()).toMatchObject({ userId: null, sourcesConsidered: 0, insights: [] });
     const none = (await reflect(p.projectId, { userId: 'maria', maxSources: 0, maxInsights: 99 })).json();
     expect(none).toMatchObject({ sourcesConsidered: 0, saved: [], note: expect.stringContaining('fewer than two') });
+  });
+
+  it('reflects over the whole project without userId: every subject is read, the insight is about no one subject', async () => {
+    const p = await h.project();
+    await remember(p.projectId, 'Maria runs 5 km every morning at 6.');
+    expect((await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'Tomas runs before work on weekdays.', type: 'fact', subject: { kind: 'user', externalId: 'tomas' } } })).statusCode).toBe(201);
+    const res = await reflect(p.projectId, {});
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ userId: null, sourcesConsidered: 2 });
+    expect(body.insights).toHaveLength(1);
+    const stored = (await h.call('GET', p.projectId, `/admin/memory/${body.insights[0].id}`)).json();
+    expect(stored).toMatchObject({ type: 'insight', source: 'reflection', subject: null });
+    expect(chatText(gateway.requests.at(-1)!.body as ChatBody)).toContain('one project');
   });
 
   it('answers 503 when the gateway fails after its retries, and saves nothing', async () => {

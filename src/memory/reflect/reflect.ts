@@ -18,7 +18,8 @@ const DUPLICATE_LEXICAL = 0.7;
 const SOURCE_TYPES = new Set(['fact', 'preference', 'event', 'observation', 'rule', 'correction', 'summary', 'procedure']);
 
 export interface ReflectInput {
-  userId: string;
+  /** The end user reflected on; without it, the project's memories as a whole (insights about no one subject). */
+  userId?: string;
   maxSources?: number;
   maxInsights?: number;
   dryRun?: boolean;
@@ -44,9 +45,10 @@ const INSIGHTS_SCHEMA = {
   },
 };
 
-const SYSTEM_PROMPT =
-  'You reflect on what an AI agent remembers about one person and write insights: durable, general conclusions that no single memory states ' +
-  '(a habit, a preference pattern, a likely need), each in one plain sentence about the person. Cite the ids of the memories each insight rests on ' +
+/** The instructions, about one person (a userId) or about a project's memories as a whole. */
+const systemPrompt = (person: boolean) =>
+  `You reflect on what an AI agent remembers about ${person ? 'one person' : 'the people and the work of one project'} and write insights: durable, general conclusions that no single memory states ` +
+  `(a habit, a preference pattern, a likely need), each in one plain sentence${person ? ' about the person' : ''}. Cite the ids of the memories each insight rests on ` +
   '(at least two where you can). Do not restate a memory, do not repeat an existing insight, do not guess beyond the memories. ' +
   'Answer JSON: {"insights":[{"content": string, "sourceIds": [memory ids], "confidence": 0 to 1}]}.';
 
@@ -57,7 +59,8 @@ export class MemoryReflection {
     private readonly settings: { enabled: boolean },
   ) {}
 
-  private async subjectMemories(projectId: string, userId: string, filter: { type?: string; status?: string }, limit: number): Promise<Memory[]> {
+  private async subjectMemories(projectId: string, userId: string | undefined, filter: { type?: string; status?: string }, limit: number): Promise<Memory[]> {
+    if (userId === undefined) return this.memory.list(projectId, { ...filter, limit });
     // The clients name the subject by userId: memories about subject user:<userId> or written for that end user.
     const [bySubject, byUser] = await Promise.all([
       this.memory.list(projectId, { ...filter, subjectKind: 'user', subjectExternalId: userId, limit }),
@@ -79,14 +82,14 @@ export class MemoryReflection {
     const recent = await this.subjectMemories(projectId, input.userId, { status: 'confirmed' }, maxSources * 3);
     const sources = recent.filter((m) => SOURCE_TYPES.has(m.type)).slice(0, maxSources);
     const existing = await this.subjectMemories(projectId, input.userId, { type: 'insight' }, 200);
-    const base = { userId: input.userId, dryRun, sourcesConsidered: sources.length, existingInsights: existing.length };
-    if (sources.length < 2) return { ...base, saved: [], skipped: [], model: null, usage: null, note: 'fewer than two confirmed memories to reflect on' };
+    const base = { userId: input.userId ?? null, dryRun, sourcesConsidered: sources.length, existingInsights: existing.length };
+    if (sources.length < 2) return { ...base, insights: [], saved: [], skipped: [], model: null, usage: null, note: 'fewer than two confirmed memories to reflect on' };
 
     const result = await this.gateway.chat('Reflection', {
       projectId,
       schema: INSIGHTS_SCHEMA,
       messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
+        { role: 'system', content: systemPrompt(input.userId !== undefined) },
         {
           role: 'user',
           content:
@@ -141,7 +144,7 @@ export class MemoryReflection {
       const { memory, created } = await this.memory.save(projectId, {
         type: 'insight',
         content: k.content,
-        subject: { kind: 'user', externalId: input.userId },
+        subject: input.userId === undefined ? undefined : { kind: 'user', externalId: input.userId },
         userId: input.userId,
         source: 'reflection',
         confidence: k.confidence,
@@ -152,6 +155,8 @@ export class MemoryReflection {
       if (created) saved.push({ id: memory.id, ...k });
       else skipped.push({ content: k.content, reason: `repeats the existing insight ${memory.id}` });
     }
-    return { ...base, saved, skipped, model: result.model, usage: result.usage, note: null };
+    // `insights` is the clients' reading of the same list (SDK-WIRE 4.2): id '' on a dry run, sourceIds.
+    const insights = saved.map((i) => ({ id: i.id ?? '', content: i.content, sourceIds: i.sourceMemoryIds, confidence: i.confidence }));
+    return { ...base, insights, saved, skipped, model: result.model, usage: result.usage, note: null };
   }
 }
