@@ -71,6 +71,14 @@ export const MEMORY_COLUMNS = `m.id, m.project_id, m.content, m.type, m.scope, m
   m.negative_rating_count, (m.embedding IS NOT NULL) AS has_embedding`;
 
 
+/**
+ * The clients read a memory's provenance from `metadata.sourceMemoryIds` (their `explain` follows
+ * it; WIRE.md decision 14): a memory with sources carries the list there too, as it stands at the top level.
+ */
+function withProvenance(metadata: Record<string, unknown> | null, sources: string[] | null): Record<string, unknown> | null {
+  return sources && sources.length > 0 ? { ...metadata, sourceMemoryIds: sources } : metadata;
+}
+
 export function toMemory(row: MemoryRow): Memory {
   return {
     id: row.id,
@@ -92,7 +100,7 @@ export function toMemory(row: MemoryRow): Memory {
     chatbotId: row.agent_id,
     chatIdentityId: row.user_id,
     sessionKey: row.session_key,
-    metadata: row.metadata,
+    metadata: withProvenance(row.metadata, row.source_memory_ids),
     impact: row.impact,
     contentHash: row.content_hash,
     validFrom: iso(row.valid_from)!,

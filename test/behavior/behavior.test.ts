@@ -71,6 +71,9 @@ describe('behaviour intelligence', () => {
       // Patterns are memories of type behavior_pattern.
       const memory = await h.call('GET', a.projectId, `/admin/memory/${recurring.id}`);
       expect(memory.json()).toMatchObject({ type: 'behavior_pattern', subject: gymGoer });
+      // The clients' explain follows metadata.sourceMemoryIds (WIRE.md decision 14): the provenance is there as well.
+      expect(memory.json().metadata.sourceMemoryIds).toEqual(memory.json().sourceMemoryIds);
+      expect(new Set(memory.json().metadata.sourceMemoryIds)).toEqual(new Set(sourceIds));
       // Each new pattern was announced. A poller sees an event once every append of the project begun
       // before it has committed (the event horizon): a mining running beside this one may hold it back.
       await expect
