@@ -90,7 +90,8 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
         summary: "Project a subject's patterns forward (pattern projection)",
         description:
           'Extends each active recurring_event and day_of_week pattern by its cadence within horizonDays, ranked by confidence, then time. The k-th firing of a pattern has confidence c^k and the 95% Wilson interval of its hit rate raised to k. ' +
-          'Empty predictions is an abstention (abstained true, with the reason): no active pattern, or none above minConfidence. `target` is ignored: declared targets are answered by POST /memory-intelligence/predict. ' +
+          'Empty predictions is an abstention (abstained true, with the reason): no active pattern, or none above minConfidence. ' +
+          'With a `target` (the public clients\' predictTarget sends it here), the declared target is also answered as POST /memory-intelligence/predict answers it, in `targetPrediction`, and `abstained` and `abstentionReason` are then the target\'s (WIRE.md decision 1); without one the answer is the projection alone. ' +
           'emitEvents (needs WRITE_MEMORY) fires one prediction.imminent event per prediction due within imminentWithinHours, at most once per subject, pattern and day, through the event log (alert rules fire). Metered: one memory.predictions unit per call.',
         body: ProjectBodySchema,
         response: { 200: ProjectResponseSchema },
@@ -100,7 +101,22 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
       if (request.body.emitEvents && !request.principal.permissions.has('WRITE_MEMORY')) {
         throw new PermissionError('emitEvents writes events: this API key lacks the WRITE_MEMORY permission', { required: 'WRITE_MEMORY' });
       }
-      return tenancy.metered(request.principal, 'memory.predictions', 1, () => behavior.projectPatterns(request.principal.projectId, request.body), request.log);
+      return tenancy.metered(
+        request.principal,
+        'memory.predictions',
+        1,
+        async () => {
+          const { projectId } = request.principal;
+          const { target } = request.body;
+          const [projection, targetPrediction] = await Promise.all([
+            behavior.projectPatterns(projectId, request.body),
+            target ? predictor.predict(projectId, request.body.subject, target, request.body.horizonDays) : undefined,
+          ]);
+          if (!targetPrediction) return projection;
+          return { ...projection, targetPrediction, abstained: targetPrediction.abstained, abstentionReason: targetPrediction.abstentionReason };
+        },
+        request.log,
+      );
     },
   );
 

@@ -225,6 +225,25 @@ describe('behaviour intelligence', () => {
       expect(byTime[0].confidence).toBeGreaterThan(byTime[2].confidence);
     });
 
+    it('answers a declared target too when the body names one (the clients\' predictTarget posts it here)', async () => {
+      const body = { subject: gymGoer, horizonDays: 14, target: { kind: 'event_occurrence', eventType: 'gym' } };
+      const res = await h.call('POST', a.projectId, '/lattice/predict', { body });
+      expect(res.statusCode, res.body).toBe(200);
+      const both = res.json();
+      const alone = (await h.call('POST', a.projectId, '/memory-intelligence/predict', { body })).json();
+      // The same declared-target answer as the route of its own, beside the projection.
+      expect(both.targetPrediction).toMatchObject({ targetKind: 'event_occurrence', eventType: 'gym', abstained: alone.targetPrediction.abstained });
+      expect(both.targetPrediction.probability).toBeCloseTo(alone.targetPrediction.probability, 6);
+      expect(both).toMatchObject({ abstained: both.targetPrediction.abstained, abstentionReason: both.targetPrediction.abstentionReason });
+      expect(both.predictions.length).toBeGreaterThan(0);
+      // Without a target the answer is the projection alone; a malformed target is refused.
+      expect((await h.call('POST', a.projectId, '/lattice/predict', { body: { subject: gymGoer } })).json()).not.toHaveProperty('targetPrediction');
+      expect((await h.call('POST', a.projectId, '/lattice/predict', { body: { subject: gymGoer, target: { kind: 'weather' } } })).statusCode).toBe(400);
+      // Another project's subject of the same name has no history here.
+      const other = (await h.call('POST', b.projectId, '/lattice/predict', { body })).json();
+      expect(other.targetPrediction.abstained).toBe(true);
+    });
+
     it('emits prediction.imminent once per subject, pattern and day', async () => {
       const first = (await h.call('POST', a.projectId, '/lattice/predict', { body: { subject: gymGoer, emitEvents: true, imminentWithinHours: 720, minConfidence: 0 } })).json();
       expect(first.eventsEmitted).toBeGreaterThanOrEqual(1);

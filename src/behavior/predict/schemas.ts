@@ -78,7 +78,7 @@ export const ProjectBodySchema = Type.Object(
     occurrencesPerPattern: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 1, description: 'Later firings of a pattern get a horizon-decayed confidence (c^k for the k-th)' })),
     emitEvents: Type.Optional(Type.Boolean({ default: false })),
     imminentWithinHours: Type.Optional(Type.Number({ description: 'Default 48, clamped to [1, 720]' })),
-    target: Type.Optional(Type.Unknown({ description: 'Ignored: declared targets are answered by POST /memory-intelligence/predict' })),
+    target: Type.Optional(TargetSchema),
   },
   { additionalProperties: false },
 );
@@ -106,8 +106,9 @@ export const ProjectResponseSchema = Type.Object({
   predictions: Type.Array(Type.Ref('PredictedEvent')),
   activePatternCount: Type.Integer(),
   eventsEmitted: Type.Integer(),
-  abstained: Type.Boolean(),
+  abstained: Type.Boolean({ description: "With a target, the target's abstention; otherwise the projection's (no prediction)" }),
   abstentionReason: Nullable(Type.String()),
+  targetPrediction: Type.Optional(Type.Ref('TargetPrediction', { description: 'Present when the body names a target' })),
   generatedAt: Timestamp(),
   durationMs: Type.Number(),
 });
