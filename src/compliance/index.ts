@@ -1,11 +1,13 @@
 // The compliance domain's face: data-subject rights (export, hard delete) over every module's
-// subject hook, and the audit log of calls that touch a subject's data. Composed after every module
-// with subject data: it reaches the rows of every module before it.
+// subject hook, the audit log of calls that touch a subject's data, and the packs listing with their
+// setting per project. Composed after every module with subject data or a pack: it reaches the rows
+// and the manifests of every module before it.
 import type { MemoryApi } from '../memory/index.js';
 import { bindMethods, type AnyModule, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
 import { AuditLog } from './audit-log.js';
+import { packRoutes } from './packs.js';
 import { complianceRoutes } from './routes.js';
 import { ComplianceService } from './service.js';
 
@@ -20,7 +22,7 @@ export type ComplianceJobs = {
 
 export function createComplianceModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log'>,
-  deps: { tenancy: Pick<TenancyApi, 'onAudit'>; memory: Pick<MemoryApi, 'subjectMemoryIds'> },
+  deps: { tenancy: Pick<TenancyApi, 'onAudit' | 'listPacks' | 'setPack' | 'removePack'>; memory: Pick<MemoryApi, 'subjectMemoryIds'> },
   modules: readonly AnyModule[],
 ): DomainModule<ComplianceApi, ComplianceJobs> {
   const { config, db } = runtime;
@@ -30,7 +32,10 @@ export function createComplianceModule(
   return {
     name: 'compliance',
     api: { ...bindMethods(compliance, ['hardDelete', 'exportScope', 'exportJson', 'audit']), auditSettled: async () => auditLog?.settled() },
-    routes: async (app) => app.register(complianceRoutes, { compliance }),
+    routes: async (app) => {
+      await app.register(complianceRoutes, { compliance });
+      await app.register(packRoutes, { packs: modules.flatMap((m) => m.packs ?? []), tenancy: deps.tenancy });
+    },
     jobs: { 'compliance.prune-audit': async () => ({ pruned: await compliance.prune(config.auditRetentionDays) }) },
     schedules: [{ id: 'compliance.prune-audit', job: 'compliance.prune-audit', payload: {}, cron: '30 2 * * *' }],
   };

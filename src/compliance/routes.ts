@@ -1,5 +1,5 @@
-// Compliance routes (SPEC.md "Compliance"; SDK-WIRE.md 4.10). GET /memory-compliance/packs is the
-// healthcare pack's listing and lives with it (src/health/).
+// Compliance routes (SPEC.md "Compliance"; SDK-WIRE.md 4.10). The packs listing and their setting
+// per project are in packs.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';

@@ -1,5 +1,5 @@
 // The healthcare pack's face: health profiles and cohort risk, behind the health entitlement, when
-// LATTICE_PACKS loads it; and the listing of loaded packs.
+// LATTICE_PACKS loads it (and the project has not turned it off); its manifest for the packs listing.
 import type { EstimatorsApi } from '../estimators/index.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
@@ -17,6 +17,7 @@ export function createHealthModule(
   return {
     name: 'health',
     api: bindMethods(health, ['profile', 'cohortRisk']),
-    routes: async (app) => app.register(healthRoutes, { health, loaded, packs: loaded ? [HEALTHCARE_MANIFEST] : [] }),
+    routes: async (app) => app.register(healthRoutes, { health, loaded }),
+    packs: loaded ? [HEALTHCARE_MANIFEST] : [],
   };
 }

@@ -1,19 +1,24 @@
-// The healthcare pack's routes (SPEC.md "Estimators" health lines; SDK-WIRE.md 4.11) and the packs
-// listing (SPEC.md "Compliance": GET /memory-compliance/packs, read tier, no entitlement).
+// The healthcare pack's routes (SPEC.md "Estimators" health lines; SDK-WIRE.md 4.11) and its
+// manifest (listed by compliance's GET /memory-compliance/packs).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Nullable, SubjectSchema } from '../platform/common-schemas.js';
 import { NotFoundError } from '../platform/errors.js';
+import type { PackManifest } from '../platform/module.js';
 import { COHORT_RISK, HEALTH_DISCLAIMER, MIN_CELL, MIN_COHORT, type HealthPack } from './service.js';
 import { SCREENING_RULES } from './screening.js';
 
 const tags = ['health'];
 
-export const HEALTHCARE_MANIFEST = {
+export const HEALTHCARE_MANIFEST: PackManifest = {
   id: 'healthcare',
   name: 'Healthcare',
   version: '1.0.0',
   description: 'Biological age (PhenoAge), screening indicators from cited biomarker thresholds, and de-identified cohort risk. Screening, not diagnosis.',
+  // Memories of category health (the clients' biomarker, demographic and diagnosis writers): data concerning health.
+  ownsClasses: ['health'],
+  regulatoryTags: ['GDPR-Art-9', 'HIPAA'],
+  aliases: ['@thinkfleet/pack-healthcare'],
   entitlement: 'health',
   routes: ['POST /lattice/health/profile', 'POST /lattice/health/cohort-risk', 'POST /lattice/estimate (phenoage)'],
   screening: SCREENING_RULES.map((r) => ({ condition: r.condition, icd10: r.icd10, biomarker: r.biomarker, direction: r.direction, source: r.source })),
@@ -26,7 +31,6 @@ const RiskBody = Type.Object(
   { subject: SubjectSchema, k: Type.Optional(Type.Number({ description: `Cohort size; default ${COHORT_RISK.k.default}, clamped to [1, ${COHORT_RISK.k.max}]` })) },
   { additionalProperties: false },
 );
-const Loose = Type.Object({}, { additionalProperties: true });
 
 const HealthProfileSchema = Type.Object({
   subject: SubjectSchema,
@@ -89,23 +93,15 @@ const CohortRiskSchema = Type.Object({
   generatedAt: Type.String({ format: 'date-time' }),
 });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loaded: boolean; packs: object[] }> = async (app, { health, loaded, packs }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loaded: boolean }> = async (app, { health, loaded }) => {
   const needPack = () => {
     // Not installed here: 404, naming the setting that installs it.
     if (!loaded) throw new NotFoundError('the healthcare pack is not loaded in this deployment: set LATTICE_PACKS=healthcare', { pack: 'healthcare' });
   };
-  app.get(
-    '/memory-compliance/packs',
-    {
-      config: { permission: 'READ_MEMORY' },
-      schema: { tags: ['compliance'], summary: 'Manifests of the loaded packs', description: 'Read tier; needs no entitlement. LATTICE_PACKS chooses the packs (default healthcare).', response: { 200: Type.Object({ packs: Type.Array(Loose) }) } },
-    },
-    async () => ({ packs }),
-  );
   app.post(
     '/lattice/health/profile',
     {
-      config: { permission: 'READ_MEMORY', feature: 'health', audit: 'read.health' },
+      config: { permission: 'READ_MEMORY', feature: 'health', pack: HEALTHCARE_MANIFEST.id, audit: 'read.health' },
       schema: {
         tags,
         summary: "A subject's health profile: biological age, screening indicators, diagnoses, latest biomarkers",
@@ -124,7 +120,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthPack; loade
   app.post(
     '/lattice/health/cohort-risk',
     {
-      config: { permission: 'READ_MEMORY', feature: 'health', audit: 'read.health' },
+      config: { permission: 'READ_MEMORY', feature: 'health', pack: HEALTHCARE_MANIFEST.id, audit: 'read.health' },
       schema: {
         tags,
         summary: 'Condition prevalence among the most similar patients (aggregate, de-identified)',

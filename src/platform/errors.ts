@@ -47,6 +47,15 @@ export class FeatureDisabledError extends AppError {
   }
 }
 
+/** A pack of the deployment turned off for the project (POST /memory-compliance-packs turns it back on). */
+export class PackDisabledError extends AppError {
+  readonly code = 'FEATURE_DISABLED';
+  readonly statusCode = 403;
+  constructor(pack: string) {
+    super(`the ${pack} pack is turned off for this project: POST /memory-compliance-packs { "packId": "${pack}", "enabled": true } turns it on`, { pack });
+  }
+}
+
 export class NotFoundError extends AppError {
   readonly code = 'NOT_FOUND';
   readonly statusCode = 404;

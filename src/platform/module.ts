@@ -107,6 +107,24 @@ export interface Backlog {
   oldestPendingAt: Date | null;
 }
 
+/**
+ * What a pack (a vertical a deployment loads with LATTICE_PACKS) says of itself: GET
+ * /memory-compliance/packs lists the manifests of the loaded packs, and /memory-compliance-packs
+ * turns one on or off per project (its routes carry `config.pack` with its id).
+ */
+export interface PackManifest {
+  id: string;
+  version: string;
+  description: string;
+  /** The classes of memory the pack claims (the categories its writers use). */
+  ownsClasses: readonly string[];
+  /** The regulations whose data the pack handles. */
+  regulatoryTags: readonly string[];
+  /** Other names a client may give it (the public clients' package names). */
+  aliases?: readonly string[];
+  [detail: string]: unknown;
+}
+
 export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
   /** The domain's folder name, and the prefix of its job names. */
   readonly name: string;
@@ -129,6 +147,8 @@ export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
    * after it gathers them (the project overview).
    */
   readonly backlog?: (projectId: string) => Promise<readonly Backlog[]>;
+  /** The packs it brings, when loaded in this deployment (compliance lists them). */
+  readonly packs?: readonly PackManifest[];
 }
 
 /** A module with its job types erased, as the assembly holds it. */

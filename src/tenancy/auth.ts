@@ -18,6 +18,8 @@ declare module 'fastify' {
     permission?: Permission;
     /** Required plan entitlement, if any. */
     feature?: Feature;
+    /** The pack the route belongs to: refused where the project has turned the pack off (/memory-compliance-packs). */
+    pack?: string;
     /** Set on a route that reads or writes a subject's data: the audit event type, e.g. `read.search`. */
     audit?: AuditEventType;
   }
@@ -61,6 +63,7 @@ async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyServ
     (schema as { security?: unknown }).security = [{ bearerAuth: [] }];
     const notes = [`Requires ${config.permission}.`];
     if (config.feature) notes.push(`Requires the ${config.feature} entitlement (FEATURE_DISABLED otherwise).`);
+    if (config.pack) notes.push(`Part of the ${config.pack} pack: FEATURE_DISABLED where the project has turned it off (POST /memory-compliance-packs).`);
     if (config.audit) notes.push(`Audited as ${config.audit}.`);
     schema.description = [schema.description, notes.join(' ')].filter(Boolean).join('\n\n');
   });
@@ -71,6 +74,7 @@ async function projectAuth(app: FastifyInstance, options: { tenancy: TenancyServ
     const config = request.routeOptions.config;
     tenancy.assertPermission(principal, config.permission!);
     if (config.feature) tenancy.assertFeature(principal, config.feature);
+    if (config.pack) await tenancy.assertPackEnabled(principal, config.pack);
     request.principal = principal;
   });
 

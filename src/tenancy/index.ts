@@ -19,6 +19,9 @@ export type { Ceiling, Entitlements, Feature, Meter, Plan } from './plans.js';
 export type { ApiKeyRow, ProjectRow } from './store.js';
 
 const SERVICE_METHODS = [
+  'listPacks',
+  'setPack',
+  'removePack',
   'createProject',
   'ensureProject',
   'createProjectWithKey',

@@ -7,6 +7,7 @@ import {
   AuthenticationError,
   ConflictError,
   FeatureDisabledError,
+  PackDisabledError,
   NotFoundError,
   PermissionError,
   QuotaExceededError,
@@ -207,6 +208,26 @@ export class TenancyService {
 
   assertFeature(principal: Principal, feature: Feature): void {
     if (!principal.entitlements[feature]) throw new FeatureDisabledError(feature, principal.plan, upgradeFor(principal.plan, feature));
+  }
+
+  /** The project's pack settings (only the packs it has set; the others are as the deployment has them). */
+  listPacks(projectId: string): Promise<store.PackSettingRow[]> {
+    return store.listPackSettings(this.db, projectId);
+  }
+
+  /** Turns a pack on or off for the project (its settings kept unless given); one row per pack. */
+  setPack(projectId: string, setting: { packId: string; enabled: boolean; config?: Record<string, unknown>; setByKey: string | null }): Promise<store.PackSettingRow> {
+    return store.upsertPackSetting(this.db, projectId, { ...setting, config: setting.config, id: newId('pack') });
+  }
+
+  /** Forgets the project's setting for a pack: the deployment's default applies again. Answers whether there was one. */
+  removePack(projectId: string, packId: string): Promise<boolean> {
+    return store.deletePackSetting(this.db, projectId, packId);
+  }
+
+  /** Refuses (403 FEATURE_DISABLED) when the project has turned the pack off. */
+  async assertPackEnabled(principal: Principal, packId: string): Promise<void> {
+    if ((await store.packEnabled(this.db, principal.projectId, packId)) === false) throw new PackDisabledError(packId);
   }
 
   /**

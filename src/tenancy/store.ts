@@ -146,3 +146,47 @@ export async function meterUsages(db: Queryable, projectId: string, periodStart:
   );
   return new Map(result.rows.map((r) => [r.meter, Number(r.used)]));
 }
+
+/** A project's setting for one pack (tenancy_packs). */
+export interface PackSettingRow {
+  id: string;
+  packId: string;
+  enabled: boolean;
+  config: Record<string, unknown>;
+  setByKey: string | null;
+  created: Date;
+  updated: Date;
+}
+
+const PACK_COLUMNS = `id, pack_id AS "packId", enabled, config, set_by_key AS "setByKey", created_at AS "created", updated_at AS "updated"`;
+
+export async function listPackSettings(db: Queryable, projectId: string): Promise<PackSettingRow[]> {
+  return (await db.query<PackSettingRow>(`SELECT ${PACK_COLUMNS} FROM tenancy_packs WHERE project_id = $1 ORDER BY pack_id`, [projectId])).rows;
+}
+
+/** Sets the project's row for the pack (one per pack: a second call updates it in place). */
+export async function upsertPackSetting(
+  db: Queryable,
+  projectId: string,
+  setting: { id: string; packId: string; enabled: boolean; config: Record<string, unknown> | undefined; setByKey: string | null },
+): Promise<PackSettingRow> {
+  const { rows } = await db.query<PackSettingRow>(
+    `INSERT INTO tenancy_packs (project_id, pack_id, id, enabled, config, set_by_key) VALUES ($1, $2, $3, $4, coalesce($5::jsonb, '{}'), $6)
+     ON CONFLICT (project_id, pack_id) DO UPDATE
+       SET enabled = excluded.enabled, config = coalesce($5::jsonb, tenancy_packs.config), set_by_key = excluded.set_by_key, updated_at = now()
+     RETURNING ${PACK_COLUMNS}`,
+    [projectId, setting.packId, setting.id, setting.enabled, setting.config === undefined ? null : JSON.stringify(setting.config), setting.setByKey],
+  );
+  return rows[0]!;
+}
+
+/** Answers whether there was a row to remove. */
+export async function deletePackSetting(db: Queryable, projectId: string, packId: string): Promise<boolean> {
+  return ((await db.query(`DELETE FROM tenancy_packs WHERE project_id = $1 AND pack_id = $2`, [projectId, packId])).rowCount ?? 0) > 0;
+}
+
+/** The project's setting for the pack: true or false, or undefined when it has none (the deployment's default). */
+export async function packEnabled(db: Queryable, projectId: string, packId: string): Promise<boolean | undefined> {
+  const { rows } = await db.query<{ enabled: boolean }>(`SELECT enabled FROM tenancy_packs WHERE project_id = $1 AND pack_id = $2`, [projectId, packId]);
+  return rows[0]?.enabled;
+}

@@ -126,9 +126,52 @@ describe('healthcare pack', () => {
     expect((await h.call('POST', growth.projectId, '/lattice/health/cohort-risk', { body: { subject: patient('x') } })).statusCode).toBe(403);
     const packs = await h.call('GET', growth.projectId, '/memory-compliance/packs');
     expect(packs.statusCode).toBe(200);
-    expect(packs.json().packs).toEqual([expect.objectContaining({ id: 'healthcare', entitlement: 'health', privacy: { minCohort: 10, minCell: 3, excludesOptedOut: true } })]);
-    expect(packs.json().packs[0].screening.every((r: { source: string }) => r.source.length > 10)).toBe(true);
+    // A bare array (SDK-WIRE 4.10), each with the fields the clients read and the pack's own details.
+    expect(packs.json()).toEqual([
+      expect.objectContaining({ id: 'healthcare', version: '1.0.0', ownsClasses: ['health'], regulatoryTags: expect.any(Array), entitlement: 'health', privacy: { minCohort: 10, minCell: 3, excludesOptedOut: true } }),
+    ]);
+    expect(packs.json()[0].description.length).toBeGreaterThan(10);
+    expect(packs.json()[0].screening.every((r: { source: string }) => r.source.length > 10)).toBe(true);
     expect((await h.call('POST', a.projectId, '/lattice/health/profile', { body: { subject: patient('x'), extra: 1 } })).statusCode).toBe(400);
+  });
+
+  it('a project turns the pack off and on (/memory-compliance-packs, as the Python client calls it); other projects keep it', async () => {
+    const p = await h.project({ plan: 'enterprise' });
+    const other = await h.project({ plan: 'enterprise' });
+    const profile = (projectId: string) => h.call('POST', projectId, '/lattice/health/profile', { body: { subject: patient('x') } });
+    expect((await h.call('GET', p.projectId, '/memory-compliance-packs')).json()).toEqual([]);
+    expect((await profile(p.projectId)).statusCode).toBe(200);
+
+    // Off, by the clients' package name: the row keeps the pack's id, and the pack's routes refuse at once.
+    const off = await h.call('POST', p.projectId, '/memory-compliance-packs', { body: { packId: '@thinkfleet/pack-healthcare', enabled: false, config: { note: 'pilot over' } } });
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json()).toMatchObject({ packId: 'healthcare', enabled: false, config: { note: 'pilot over' }, enabledByUserId: expect.any(String) });
+    const refused = await profile(p.projectId);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 'FEATURE_DISABLED', params: { pack: 'healthcare' } });
+    expect(refused.json().message).toContain('/memory-compliance-packs');
+    expect((await h.call('POST', p.projectId, '/lattice/health/cohort-risk', { body: { subject: patient('x') } })).statusCode).toBe(403);
+    expect((await profile(other.projectId)).statusCode).toBe(200);
+    expect((await h.call('GET', other.projectId, '/memory-compliance-packs')).json()).toEqual([]);
+
+    // On again: the same row, updated in place, its config kept.
+    const on = (await h.call('POST', p.projectId, '/memory-compliance-packs', { body: { packId: 'healthcare', enabled: true } })).json();
+    expect(on).toMatchObject({ id: off.json().id, enabled: true, config: { note: 'pilot over' } });
+    expect((await profile(p.projectId)).statusCode).toBe(200);
+    expect((await h.call('GET', p.projectId, '/memory-compliance-packs')).json()).toHaveLength(1);
+
+    // Forgotten (a JSON content type with no body, as the Python client sends it): the default applies again.
+    const removed = await h.call('DELETE', p.projectId, '/memory-compliance-packs/%40thinkfleet%2Fpack-healthcare', { body: '', headers: { 'content-type': 'application/json' } });
+    expect(removed.statusCode).toBe(204);
+    expect((await h.call('GET', p.projectId, '/memory-compliance-packs')).json()).toEqual([]);
+
+    // Validation, permission, unknown packs.
+    expect((await h.call('POST', p.projectId, '/memory-compliance-packs', { body: { packId: 'healthcare' } })).statusCode).toBe(400);
+    expect((await h.call('POST', p.projectId, '/memory-compliance-packs', { body: { packId: 'hipaa-x', enabled: true } })).statusCode).toBe(404);
+    expect((await h.call('DELETE', p.projectId, '/memory-compliance-packs/hipaa-x')).statusCode).toBe(404);
+    const reader = await h.key(p.projectId, ['READ_MEMORY']);
+    expect((await h.call('POST', p.projectId, '/memory-compliance-packs', { apiKey: reader, body: { packId: 'healthcare', enabled: false } })).statusCode).toBe(403);
+    expect((await h.call('GET', p.projectId, '/memory-compliance-packs', { apiKey: reader })).statusCode).toBe(200);
   });
 
   it('answers 404 for health routes when the pack is not loaded, and lists no pack', async () => {
@@ -138,7 +181,11 @@ describe('healthcare pack', () => {
       const res = await bare.call('POST', p.projectId, '/lattice/health/profile', { body: { subject: patient('x') } });
       expect(res.statusCode).toBe(404);
       expect(res.json().message).toContain('LATTICE_PACKS');
-      expect((await bare.call('GET', p.projectId, '/memory-compliance/packs')).json()).toEqual({ packs: [] });
+      expect((await bare.call('GET', p.projectId, '/memory-compliance/packs')).json()).toEqual([]);
+      // No pack to turn on or off.
+      const unknown = await bare.call('POST', p.projectId, '/memory-compliance-packs', { body: { packId: 'healthcare', enabled: true } });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.json().message).toContain('loaded: none');
     } finally {
       await bare.close();
     }
