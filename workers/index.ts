@@ -8,6 +8,7 @@ import { minePatternsBatch } from './behavior/mining.js';
 import { dedupGroups } from './dedup.js';
 import { clusterSubjects } from './discovery/cluster.js';
 import { embed } from './embed.js';
+import { fitLines } from './memory/context.js';
 import type { TaskMap, TaskName, TaskRequest } from './tasks.js';
 
 type Tasks = { [N in TaskName]: (input: TaskMap[N]['input']) => TaskMap[N]['output'] | Promise<TaskMap[N]['output']> };
@@ -31,6 +32,7 @@ const tasks: Tasks = {
   'behavior.fit-bgnbd': fitBgnbd,
   'behavior.fit-context': fitBudget,
   'graph.fit-briefing': fitBudget,
+  'memory.fit-context': fitLines,
   'discovery.cluster': clusterSubjects,
   noop: (input) => input,
   priority: () => getPriority(),

@@ -5,6 +5,7 @@ import type { BudgetInput, BudgetOutput } from './behavior/budget.js';
 import type { MinedPattern, MiningInput } from './behavior/mining.js';
 import type { DedupInput } from './dedup.js';
 import type { Cluster, ClusterInput } from './discovery/cluster.js';
+import type { LinesInput, LinesOutput } from './memory/context.js';
 
 export interface EmbedInput {
   texts: string[];
@@ -23,6 +24,8 @@ export interface TaskMap {
   /** A context bundle's candidate sections in, how many items of each fit the token budget out. */
   'behavior.fit-context': { input: BudgetInput; output: BudgetOutput };
   'graph.fit-briefing': { input: BudgetInput; output: BudgetOutput };
+  /** A conversation context's memory lines in, how many fit the token budget out. */
+  'memory.fit-context': { input: LinesInput; output: LinesOutput };
   /** Subjects' feature vectors in, their threshold clusters (row indices, medoid first) out. */
   'discovery.cluster': { input: ClusterInput; output: Cluster[] };
   /** Does nothing: measures the pool's own per-task cost. */

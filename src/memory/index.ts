@@ -16,6 +16,8 @@ import { ModelPass } from './observe/model-pass.js';
 import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe.js';
 import { observeRoutes } from './observe/routes.js';
 import { MemoryReflection } from './reflect/reflect.js';
+import { ConversationContexts } from './context/context.js';
+import { conversationContextRoutes } from './context/routes.js';
 import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
 import { MemorySchema } from './schemas.js';
@@ -69,6 +71,7 @@ export function createMemoryModule(
   const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
   const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
+  const contexts = new ConversationContexts(db, search, pool);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
     await app.register(memoryRoutes, { memory });
@@ -76,6 +79,7 @@ export function createMemoryModule(
     await app.register(curationRoutes, { curation });
     await app.register(observeRoutes, { observer });
     await app.register(reflectRoutes, { reflection });
+    await app.register(conversationContextRoutes, { contexts });
   };
 
   return {
@@ -109,7 +113,7 @@ export function createMemoryModule(
     ],
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),
-    tools: memoryTools({ memory, search, observer }),
+    tools: memoryTools({ memory, search, observer, contexts }),
     subjectData: memorySubjectData(db),
     backlog: async (projectId) => {
       const { total, embedded, oldestPendingAt } = await countEmbedded(db, projectId);

@@ -5,6 +5,7 @@ import { ValidationError } from '../platform/errors.js';
 import { SUBJECT_LIMITS } from '../platform/common-schemas.js';
 import { isStorableTimestamp } from '../platform/input-guard.js';
 import { defineTool, type ToolDefinition } from '../platform/module.js';
+import type { ConversationContexts } from './context/context.js';
 import type { MemoryObserver } from './observe/observe.js';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from './schemas.js';
 import { toHitBody } from './search/routes.js';
@@ -25,9 +26,30 @@ const provenance = {
   sessionId: z.string().max(256).optional(),
 };
 
-export function memoryTools(services: { memory: MemoryService; search: MemorySearch; observer: MemoryObserver }): ToolDefinition[] {
-  const { memory, search, observer } = services;
+export function memoryTools(services: { memory: MemoryService; search: MemorySearch; observer: MemoryObserver; contexts: ConversationContexts }): ToolDefinition[] {
+  const { memory, search, observer, contexts } = services;
   return [
+    defineTool({
+      name: 'memory_context',
+      description:
+        'The memories a conversation needs, as one context text within a token budget (POST /memory/context): the subject is the one given, else a speaker naming themself ("I\'m Priya"), else a turn whose role is a name, else userId; ' +
+        'a conversation naming no one is answered from the memories about no subject. Answers { context, subject (with origin and confidence), memoryIds, tokensEstimate, tokenBudget, droppedForBudget, query, reason }.',
+      permission: 'READ_MEMORY',
+      audit: 'read.context',
+      inputSchema: {
+        turns: z.array(z.object({ role: z.string().max(100).optional(), content: z.string().max(100_000) })).max(500).optional(),
+        conversation: z.string().max(200_000).optional().describe('The conversation as one text: a line "Name: ..." starts a turn'),
+        intent: z.string().max(2000).optional(),
+        tokenBudget: z.number().optional().describe('default 1200, clamped to [50, 16000]'),
+        limit: z.number().optional().describe('default 25, clamped to [1, 100]'),
+        excludeCategories: z.array(z.string().max(200)).max(100).optional(),
+        subject: subject.optional(),
+        userId: z.string().min(1).max(256).optional(),
+        referenceTime: isoTime.optional(),
+      },
+      run: (a, { projectId }) => contexts.build(projectId, { ...a, referenceTime: a.referenceTime === undefined ? undefined : new Date(a.referenceTime) }),
+    }),
+
     defineTool({
       name: 'memory_save',
       description: 'Write a memory verbatim with an explicit type (kind) and scope. Idempotent on id and on identical live content.',

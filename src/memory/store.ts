@@ -284,6 +284,10 @@ export interface MemoryFilter {
   userId?: string;
   subjectKind?: string;
   subjectExternalId?: string;
+  /** Only memories about no subject (the project's shared knowledge). */
+  noSubject?: boolean;
+  /** Leave out memories of these categories (case-insensitive). */
+  excludeCategories?: readonly string[];
   /** Only memories built on this one (its id among their sourceMemoryIds: insights, summaries, decisions). */
   derivedFrom?: string;
   /** Bi-temporal slice; without it, only live memories unless a status is asked for. */
@@ -307,6 +311,10 @@ export function filterConditions(projectId: string, filter: MemoryFilter, condit
   conditions.add('m.user_id = ?', filter.userId);
   conditions.add('m.subject_kind = ?', filter.subjectKind);
   conditions.add('m.subject_external_id = ?', filter.subjectExternalId);
+  if (filter.noSubject) conditions.add('m.subject_kind IS NULL');
+  if (filter.excludeCategories && filter.excludeCategories.length > 0) {
+    conditions.add('(m.category IS NULL OR lower(m.category) <> ALL(?::text[]))', filter.excludeCategories.map((c) => c.toLowerCase()));
+  }
   // The cardinality test lets the planner use the partial GIN index memories_sources.
   conditions.add('cardinality(m.source_memory_ids) > 0 AND m.source_memory_ids @> ARRAY[?]::text[]', filter.derivedFrom);
   if (filter.asOf) {

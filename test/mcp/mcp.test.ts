@@ -43,7 +43,7 @@ describe('MCP endpoint', () => {
   it('lists the memory tools', async () => {
     const client = await connect(a.projectId, a.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_observe', 'memory_save', 'memory_search', 'memory_list', 'memory_recall']));
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_observe', 'memory_save', 'memory_search', 'memory_list', 'memory_recall', 'memory_context']));
   });
 
   it('saves, lists, recalls and searches through the same services as REST', async () => {
@@ -84,6 +84,11 @@ describe('MCP endpoint', () => {
     expect(first.body.candidateCount).toBeGreaterThanOrEqual(2);
     const repeat = await call(client, 'memory_observe', { content: 'I am allergic to peanuts.', userId: 'u-mcp' });
     expect(repeat.body.saved).toEqual([]);
+    // The conversation context of the observed user, as the REST route answers it.
+    const context = await call(client, 'memory_context', { turns: [{ role: 'user', content: 'Anything I cannot eat?' }], userId: 'u-mcp', tokenBudget: 300 });
+    expect(context.isError).toBe(false);
+    expect(context.body).toMatchObject({ subject: { kind: 'user', externalId: 'u-mcp', origin: 'user' }, tokenBudget: 300 });
+    expect(context.body.context).toContain('peanuts');
     const filler = await call(client, 'memory_observe', { text: 'lol', role: 'user' });
     expect(filler.body.saved).toEqual([]);
     const missing = await call(client, 'memory_observe', { role: 'user' });

@@ -30,6 +30,10 @@ export interface SearchInput {
   status?: string;
   category?: string;
   subject?: Subject;
+  /** Only memories about no subject (the project's shared knowledge); not with `subject`. */
+  withoutSubject?: boolean;
+  /** Leave out memories of these categories (case-insensitive). */
+  excludeCategories?: readonly string[];
   agentId?: string;
   userId?: string;
   /** A point in time: the bi-temporal slice valid then, superseded memories included. */
@@ -125,6 +129,8 @@ export class MemorySearch {
       category: input.category,
       subjectKind: input.subject?.kind,
       subjectExternalId: input.subject?.externalId,
+      noSubject: input.withoutSubject,
+      excludeCategories: input.excludeCategories,
       agentId: input.agentId,
       userId: input.userId,
       asOf: input.asOf,
@@ -134,7 +140,7 @@ export class MemorySearch {
     const k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, (limit + offset) * 5));
     // The lexical leg is exact over the search's own collection when that is small (a subject, or a
     // small project); the project's statistics are read alongside, for when it is not.
-    const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}`;
+    const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}\u0000${input.withoutSubject ? 'none' : ''}`;
     const tryCollection =
       features.lexical && !this.largeCollections.has(collectionKey) && (input.subject !== undefined || (this.sizes.get(projectId) ?? 0) <= COLLECTION_LEXICAL_MAX);
     // The project's statistics are read only when the collection's own are not to be had: at
