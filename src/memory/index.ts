@@ -17,6 +17,8 @@ import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe
 import { observeRoutes } from './observe/routes.js';
 import { MemoryReflection } from './reflect/reflect.js';
 import { ConversationContexts } from './context/context.js';
+import { MemoryFeedback } from './feedback/feedback.js';
+import { feedbackRoutes } from './feedback/routes.js';
 import { conversationContextRoutes } from './context/routes.js';
 import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
@@ -80,6 +82,7 @@ export function createMemoryModule(
     await app.register(observeRoutes, { observer });
     await app.register(reflectRoutes, { reflection });
     await app.register(conversationContextRoutes, { contexts });
+    await app.register(feedbackRoutes, { feedback: new MemoryFeedback(db) });
   };
 
   return {

@@ -59,6 +59,27 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
   }
 
   app.get(
+    '/memory/mine',
+    {
+      config: { ...READ, audit: 'read.list' },
+      schema: {
+        tags,
+        summary: "The caller's own memories, newest first",
+        description:
+          'A project key speaks for the project, not for one person: with `userId`, the memories of that end user (written for them, chatIdentityId, or about them, subject user:<userId>, as observe and reflect read userId); ' +
+          'without it, the memories written for no end user and about no subject (the project\'s own). Live memories only, every scope; `limit` above 500 is refused.',
+        querystring: Type.Object({ ...PageQuerySchema.properties, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })) }, { additionalProperties: false }),
+        response: { 200: MemoryList },
+      },
+    },
+    async (request) => {
+      const { userId, limit, offset } = request.query;
+      const whose = userId === undefined ? { noEndUser: true, noSubject: true } : { endUser: userId };
+      return memory.list(request.principal.projectId, { ...whose, liveOnly: true, limit, offset });
+    },
+  );
+
+  app.get(
     '/admin/memory/platform',
     {
       config: { ...WRITE, audit: 'read.list' },

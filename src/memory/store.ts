@@ -286,6 +286,10 @@ export interface MemoryFilter {
   subjectExternalId?: string;
   /** Only memories about no subject (the project's shared knowledge). */
   noSubject?: boolean;
+  /** Only memories of this end user: written for them (user_id) or about them (subject user:<id>). */
+  endUser?: string;
+  /** Only memories written for no end user. */
+  noEndUser?: boolean;
   /** Leave out memories of these categories (case-insensitive). */
   excludeCategories?: readonly string[];
   /** Only memories built on this one (its id among their sourceMemoryIds: insights, summaries, decisions). */
@@ -312,6 +316,11 @@ export function filterConditions(projectId: string, filter: MemoryFilter, condit
   conditions.add('m.subject_kind = ?', filter.subjectKind);
   conditions.add('m.subject_external_id = ?', filter.subjectExternalId);
   if (filter.noSubject) conditions.add('m.subject_kind IS NULL');
+  if (filter.endUser !== undefined) {
+    const user = conditions.param(filter.endUser);
+    conditions.add(`(m.user_id = ${user} OR (m.subject_kind = 'user' AND m.subject_external_id = ${user}))`);
+  }
+  if (filter.noEndUser) conditions.add('m.user_id IS NULL');
   if (filter.excludeCategories && filter.excludeCategories.length > 0) {
     conditions.add('(m.category IS NULL OR lower(m.category) <> ALL(?::text[]))', filter.excludeCategories.map((c) => c.toLowerCase()));
   }

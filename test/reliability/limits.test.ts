@@ -148,6 +148,8 @@ describe('batch and list maxima', () => {
     },
     'POST /lattice/context/batch include': { field: 'include', body: (n) => ({ subjects: [limitsSubject], include: sections(n) }), accepted: 200 },
     'POST /lattice/context/batch excludeCategories': { field: 'excludeCategories', body: (n) => ({ subjects: [limitsSubject], excludeCategories: categories(n) }), accepted: 200 },
+    'POST /memory/context turns': { field: 'turns', body: (n) => ({ turns: Array.from({ length: n }, (_, i) => ({ role: 'user', content: `turn ${i}` })) }), accepted: 200 },
+    'POST /memory/context excludeCategories': { field: 'excludeCategories', body: (n) => ({ conversation: 'user: garden', excludeCategories: categories(n) }), accepted: 200 },
     'POST /admin/memory/entities aliases': {
       field: 'aliases',
       body: (n) => ({ type: 'person', canonicalName: `Alias holder ${n}`, aliases: Array.from({ length: n }, (_, i) => `Alias ${n} ${i}`) }),
@@ -248,6 +250,7 @@ describe('batch and list maxima', () => {
     const lists: Record<string, (body: any) => unknown[]> = {
       'GET /admin/memory': (body) => body,
       'GET /memory': (body) => body,
+      'GET /memory/mine': (body) => body,
       'GET /admin/memory/platform': (body) => body,
       'GET /admin/memory/review': (body) => body,
       'GET /memory/review': (body) => body,
@@ -288,6 +291,11 @@ describe('batch and list maxima', () => {
           subjectKind: 'user',
           subjectExternalId: `s${i}`,
         })),
+      );
+      // 501 of the project's own memories (no subject, no end user): GET /memory/mine lists them.
+      await insertMemories(
+        h.db,
+        Array.from({ length: 501 }, (_, i) => ({ id: newId('mem'), projectId: p.projectId, content: `Shared note ${i} about the garden`, scope: 'project' as const })),
       );
       // 1,001 audit rows (more than the audit listing's maximum), written as the log writes them.
       await h.db.query(
