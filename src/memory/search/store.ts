@@ -257,13 +257,19 @@ export async function searchCandidates(db: Db, q: CandidateQuery): Promise<Candi
   // 8,000 memories against 2 to 5 ms.
   // With `near`, the same pass also answers, for each short candidate, its short neighbours close
   // enough to restate it (freshness.ts); long ones never do, so their pairs are not sent back.
-  const near = vec && q.near ? `json_agg(json_build_array(n.id, -n.distance)) FILTER (WHERE a.short AND n.short AND -n.distance >= ${FRESHNESS.changeCosine})` : 'NULL::json';
+  // Only pairs newer first can use: two short memories of one subject and scope (freshness.ts
+  // compares no others), so a project-wide search over many subjects sends back next to nothing.
+  const near =
+    vec && q.near ? `json_agg(json_build_array(n.id, -n.distance)) FILTER (WHERE a.short AND n.short AND n.holder = a.holder AND -n.distance >= ${FRESHNESS.changeCosine})` : 'NULL::json';
   const hub = vec
-    ? `, e AS MATERIALIZED (SELECT m.id, m.embedding, octet_length(m.content) <= ${FRESHNESS.restatementMaxChars} AS short FROM m WHERE m.embedding IS NOT NULL),
+    ? `, e AS MATERIALIZED (
+         SELECT m.id, m.embedding, m.subject_kind IS NOT NULL AND octet_length(m.content) <= ${FRESHNESS.restatementMaxChars} AS short,
+                ${q.near ? "m.scope || chr(31) || coalesce(m.subject_kind, '') || chr(31) || coalesce(m.subject_external_id, '')" : "''"} AS holder
+           FROM m WHERE m.embedding IS NOT NULL),
        h AS MATERIALIZED (
          SELECT a.id, -avg(n.distance) AS hubness, ${near} AS near
-           FROM e a CROSS JOIN LATERAL (SELECT b.id, b.short, a.embedding <#> b.embedding AS distance FROM e b
-                                         WHERE b.id <> a.id ORDER BY 3 LIMIT ${RANKING.hubNeighbours}) n
+           FROM e a CROSS JOIN LATERAL (SELECT b.id, b.short, b.holder, a.embedding <#> b.embedding AS distance FROM e b
+                                         WHERE b.id <> a.id ORDER BY distance LIMIT ${RANKING.hubNeighbours}) n
           GROUP BY a.id)`
     : '';
   const { rows } = await db.query<CandidateRow>(
