@@ -5,12 +5,13 @@
 CREATE TABLE tenancy_packs (
   project_id text NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
   pack_id text NOT NULL,
-  id text NOT NULL UNIQUE,
+  id text NOT NULL,
   enabled boolean NOT NULL,
   config jsonb NOT NULL DEFAULT '{}',
   -- The API key that last set it.
   set_by_key text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (project_id, pack_id)
+  PRIMARY KEY (project_id, pack_id),
+  UNIQUE (project_id, id)
 );

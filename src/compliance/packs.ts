@@ -8,9 +8,12 @@ import { Type } from 'typebox';
 import { Nullable, Timestamp } from '../platform/common-schemas.js';
 import { NotFoundError } from '../platform/errors.js';
 import type { PackManifest } from '../platform/module.js';
+import { ProjectParamsSchema } from '../platform/project-id.js';
 import type { TenancyApi } from '../tenancy/index.js';
 
 const tags = ['compliance'];
+/** A pack's id or alias: letters, digits and @ / . _ - (a package name such as @thinkfleet/pack-healthcare). */
+const PackId = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9@/._-]+$' });
 
 const ManifestSchema = Type.Object(
   {
@@ -99,7 +102,7 @@ export const packRoutes: FastifyPluginAsyncTypebox<{ packs: readonly PackManifes
           "Turned off, the pack's routes answer 403 FEATURE_DISABLED in this project at once. 404 for a pack this deployment does not load.",
         body: Type.Object(
           {
-            packId: Type.String({ minLength: 1, maxLength: 200 }),
+            packId: PackId,
             enabled: Type.Boolean(),
             config: Type.Optional(Type.Object({}, { additionalProperties: true })),
           },
@@ -124,7 +127,7 @@ export const packRoutes: FastifyPluginAsyncTypebox<{ packs: readonly PackManifes
         operationId: 'deleteMemoryCompliancePackSettingsByPackId',
         summary: "Forget the project's setting for a pack",
         description: 'The deployment default (on) applies again. 204 whether or not the project had a row; 404 for a pack this deployment does not load.',
-        params: Type.Object({ projectId: Type.String(), packId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        params: Type.Object({ projectId: ProjectParamsSchema.properties.projectId, packId: PackId }),
         response: { 204: Type.Null() },
       },
     },

@@ -19,6 +19,8 @@ import { MemoryReflection } from './reflect/reflect.js';
 import { ConversationContexts } from './context/context.js';
 import { MemoryFeedback } from './feedback/feedback.js';
 import { feedbackRoutes } from './feedback/routes.js';
+import { PrecedencePolicies } from './precedence/policies.js';
+import { precedenceRoutes } from './precedence/routes.js';
 import { conversationContextRoutes } from './context/routes.js';
 import { reflectRoutes } from './reflect/routes.js';
 import { memoryRoutes } from './routes.js';
@@ -68,7 +70,8 @@ export function createMemoryModule(
     buildMemoryMb: config.searchHnswBuildMemoryMb,
     dimensions: config.embeddingDimensions,
   });
-  const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch }, indexes);
+  const policies = new PrecedencePolicies(db);
+  const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch }, indexes, policies);
   const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
   const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
@@ -83,6 +86,7 @@ export function createMemoryModule(
     await app.register(reflectRoutes, { reflection });
     await app.register(conversationContextRoutes, { contexts });
     await app.register(feedbackRoutes, { feedback: new MemoryFeedback(db) });
+    await app.register(precedenceRoutes, { policies });
   };
 
   return {

@@ -37,8 +37,8 @@ export function memoryTools(services: { memory: MemoryService; search: MemorySea
       permission: 'READ_MEMORY',
       audit: 'read.context',
       inputSchema: {
-        turns: z.array(z.object({ role: z.string().max(100).optional(), content: z.string().max(100_000) })).max(500).optional(),
-        conversation: z.string().max(200_000).optional().describe('The conversation as one text: a line "Name: ..." starts a turn'),
+        turns: z.array(z.object({ role: z.string().max(100).optional(), content: z.string().max(20_000) })).max(200).optional(),
+        conversation: z.string().max(100_000).optional().describe('The conversation as one text: a line "Name: ..." starts a turn'),
         intent: z.string().max(2000).optional(),
         tokenBudget: z.number().optional().describe('default 1200, clamped to [50, 16000]'),
         limit: z.number().optional().describe('default 25, clamped to [1, 100]'),

@@ -18,6 +18,23 @@ interface AuditDbRow {
   metadata: { route: string; statusCode: number; method: string };
 }
 
+/**
+ * A generated path parameter as a URL can carry it: lone surrogates replaced (encodeURIComponent
+ * throws on them), and cut until its escaped form is within the router's 100 characters (a longer
+ * one is refused by the router before any hook, so no call is made to audit).
+ */
+function pathValue(value: unknown): string {
+  let text = asText(value).replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  while (encodeURIComponent(text).length > 100) text = [...text].slice(0, -1).join('');
+  return encodeURIComponent(text === '' ? 'x' : text);
+}
+
+/** A generated value as text (an object without a prototype has no String()). */
+const asText = (value: unknown): string => (value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value));
+
+/** A seed per operation from its method and path: a route added elsewhere changes no other route's input. */
+const seedOf = (key: string) => [...key].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) | 0, 7);
+
 describe('the audit log covers every audited route', () => {
   let h: Harness;
   let operations: (Operation & { audit: string | undefined; description: string })[];
@@ -49,12 +66,12 @@ describe('the audit log covers every audited route', () => {
     const p = await h.project();
     const key = (await h.apis.tenancy.listKeys(p.projectId))[0]!;
     let expected = 0;
-    for (const [i, op] of operations.entries()) {
+    for (const op of operations) {
       if (op.key.startsWith('POST /mcp-server') || op.key.includes('hard-delete')) continue;
-      const [params, query, body] = fc.sample(fc.tuple(fuzzer.valid(op.pathSchema), fuzzer.valid(op.querySchema), op.body ? fuzzer.valid(op.body) : fc.constant(undefined)), { numRuns: 1, seed: 1000 + i })[0]!;
+      const [params, query, body] = fc.sample(fc.tuple(fuzzer.valid(op.pathSchema), fuzzer.valid(op.querySchema), op.body ? fuzzer.valid(op.body) : fc.constant(undefined)), { numRuns: 1, seed: seedOf(op.key) })[0]!;
       let path = op.path;
-      for (const [name, value] of Object.entries(params as Record<string, unknown>)) path = path.replace(`{${name}}`, encodeURIComponent(String(value)));
-      const qs = new URLSearchParams(Object.entries(query as Record<string, unknown>).map(([k, v]) => [k, String(v)])).toString();
+      for (const [name, value] of Object.entries(params as Record<string, unknown>)) path = path.replace(`{${name}}`, pathValue(value));
+      const qs = new URLSearchParams(Object.entries(query as Record<string, unknown>).map(([k, v]) => [k, asText(v)])).toString();
       const res = await h.call(op.method, p.projectId, qs ? `${path}?${qs}` : path, { body });
       // The row is durable when the answer arrives: no waiting.
       if (op.audit && res.statusCode !== 401 && res.statusCode !== 429) expected += 1;

@@ -202,11 +202,11 @@ function jsonBody(schema: JsonSchema, fuzzer: SchemaFuzzer): fc.Arbitrary<BodyPa
   const judged = (text: string): BodyPart => {
     let parsed: unknown;
     try {
-      parsed = text === '' ? {} : JSON.parse(text); // an empty body means "all defaults" only without a content type
+      // An empty body is no body, with a JSON content type too (WIRE.md decision 13): "all defaults".
+      parsed = text.trim() === '' ? {} : JSON.parse(text);
     } catch {
       return { payload: text, contentType: JSON_TYPE, refusal: 'the body is not JSON' };
     }
-    if (text === '') return { payload: text, contentType: JSON_TYPE, refusal: 'the body is empty' };
     return { payload: text, contentType: JSON_TYPE, ...(satisfies(schema, parsed) ? {} : { refusal: 'the body breaks its schema' }) };
   };
   const valid = fuzzer.valid(schema);

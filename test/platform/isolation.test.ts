@@ -102,7 +102,13 @@ describe("another project's ids on a project's own routes", () => {
     const aEntity = (await h.call('POST', a.projectId, '/admin/memory/entities', { body: { type: 'person', canonicalName: 'A own person' } })).json();
     expect(bEdge.id).toMatch(/^edge_/);
 
-    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact', entityId: bEntity.id, edgeId: bEdge.id };
+    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact', entityId: bEntity.id, edgeId: bEdge.id, packId: 'healthcare' };
+    /**
+     * Parameters that name something of the deployment, not of a project (a pack): A's call acts on
+     * A's own setting for it (the status here), and B's setting stays as it is (checked below).
+     */
+    expect((await h.call('POST', b.projectId, '/memory-compliance-packs', { body: { packId: 'healthcare', enabled: false, config: { note: secret } } })).statusCode).toBe(200);
+    const deploymentParams: Record<string, number> = { 'DELETE /memory-compliance-packs/{packId}': 204 };
     /**
      * Parameters that name a subject rather than a resource: a list under another project's subject
      * is this project's (empty) list, not a 404.
@@ -130,6 +136,7 @@ describe("another project's ids on a project's own routes", () => {
       'POST /admin/memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
       'POST /memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
       'POST /admin/memory/prefetch-related seedMemoryIds': { body: { seedMemoryIds: [bMemory.id] } },
+      'POST /memory/feedback memoryId': { body: { memoryId: bMemory.id, rating: 'negative' } },
     };
 
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
@@ -174,7 +181,9 @@ describe("another project's ids on a project's own routes", () => {
       const body = op.method === 'GET' || op.method === 'DELETE' ? undefined : (writeBodies[route] ?? {});
       const res = await h.call(op.method as 'GET', a.projectId, path, body === undefined ? {} : { body });
       const list = subjectLists[route];
-      if (list) {
+      if (deploymentParams[route] !== undefined) {
+        expect(res.statusCode, route).toBe(deploymentParams[route]);
+      } else if (list) {
         expect(res.statusCode, `${route} with B's subject`).toBe(200);
         expect(list(res.json()), route).toEqual([]);
       } else {
@@ -196,5 +205,7 @@ describe("another project's ids on a project's own routes", () => {
     const stillB = await h.call('GET', b.projectId, `/admin/memory/${bMemory.id}`);
     expect(stillB.json()).toMatchObject({ content: secret, status: 'confirmed' });
     expect((await h.call('GET', b.projectId, `/memory-alerts/${bAlert.id}`)).json()).toMatchObject({ enabled: true });
+    expect(stillB.json().negativeRatingCount).toBe(0);
+    expect((await h.call('GET', b.projectId, '/memory-compliance-packs')).json()).toEqual([expect.objectContaining({ packId: 'healthcare', enabled: false })]);
   });
 });

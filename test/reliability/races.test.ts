@@ -317,6 +317,25 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
     });
   });
 
+  describe('pack settings and feedback', () => {
+    race('POST /memory-compliance-packs', 'the same pack: one row per project and pack, every answer 200 naming it', async () => {
+      const p = await h.project();
+      const answers = await fifty(p.projectId, 'POST', '/memory-compliance-packs', { packId: 'healthcare', enabled: false });
+      expect(statuses(answers)).toEqual(Array<number>(N).fill(200));
+      expect(new Set(answers.map((a) => a.json().id)).size).toBe(1);
+      expect(await count('SELECT count(*) AS n FROM tenancy_packs WHERE project_id = $1', [p.projectId])).toBe(1);
+    });
+
+    race('POST /memory/feedback', 'the same rating of one response: one row, one negative counted; every answer 204', async () => {
+      const p = await h.project();
+      const memory = (await h.call('POST', p.projectId, '/admin/memory', { body: { content: 'rated under load' } })).json();
+      const answers = await fifty(p.projectId, 'POST', '/memory/feedback', { memoryId: memory.id, rating: 'negative', responseId: 'resp-race' });
+      expect(statuses(answers)).toEqual(Array<number>(N).fill(204));
+      expect(await count('SELECT count(*) AS n FROM memory_feedback WHERE project_id = $1', [p.projectId])).toBe(1);
+      expect((await h.call('GET', p.projectId, `/admin/memory/${memory.id}`)).json()).toMatchObject({ negativeRatingCount: 1, reviewReason: null });
+    });
+  });
+
   describe('first-start provisioning', () => {
     const log = createLogger('silent');
 

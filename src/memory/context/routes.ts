@@ -16,14 +16,14 @@ const BodySchema = Type.Object(
         Type.Object(
           {
             role: Type.Optional(Type.String({ maxLength: 100, description: 'user, assistant, system, tool, or the name of the person speaking' })),
-            content: Type.String({ maxLength: 100_000 }),
+            content: Type.String({ maxLength: 20_000 }),
           },
           { additionalProperties: false },
         ),
-        { maxItems: 500 },
+        { maxItems: 200 },
       ),
     ),
-    conversation: Type.Optional(Type.String({ maxLength: 200_000, description: 'The conversation as one text: a line "Name: ..." starts a turn' })),
+    conversation: Type.Optional(Type.String({ maxLength: 100_000, description: 'The conversation as one text: a line "Name: ..." starts a turn' })),
     intent: Type.Optional(Type.String({ maxLength: 2000, description: 'What the caller is about to do; searched before the last turn' })),
     tokenBudget: Type.Optional(Type.Number({ description: `Default ${tokenBudget.default}, clamped to [${tokenBudget.min}, ${tokenBudget.max}] (o200k_base tokens of the context text)` })),
     limit: Type.Optional(Type.Number({ description: `Memories searched before the budget; default ${limit.default}, clamped to [${limit.min}, ${limit.max}]` })),

@@ -18,7 +18,7 @@ export const feedbackRoutes: FastifyPluginAsyncTypebox<{ feedback: MemoryFeedbac
         summary: 'Rate a memory an answer used',
         description:
           `204, no body. A negative rating counts on the memory (negativeRatingCount); at the ${FLAG_AFTER === 3 ? 'third' : `${FLAG_AFTER}th`} a confirmed memory is flagged into the review queue (GET /admin/memory/review, reviewReason flagged). ` +
-          'A positive rating counts as a use: lastAccessedAt moves to now, which keeps the memory up in search by recency. A rating with a responseId counts once per memory and response: a retry of the same call changes nothing. 404 for a memory the project does not hold.',
+          'A positive rating counts as a use: lastAccessedAt moves to now, which keeps the memory up in search by recency. A rating with a responseId is idempotent: it counts once per memory and response, so a retry of the same call changes nothing. 404 for a memory the project does not hold.',
         body: Type.Object(
           {
             memoryId: Type.String({ minLength: 1, maxLength: 100 }),

@@ -139,7 +139,7 @@ export interface ScoreParts {
   time: number;
   /** The bonus for holding the names the query gives: nameWeight x their share (names.ts). */
   names: number;
-  /** How much the score was lowered to rank under a newer value of the same fact (freshness.ts); 0 when not. */
+  /** How much the score was lowered to rank under a newer value of the same fact (freshness.ts), or under the value the project's precedence policy prefers (precedence.ts); 0 when not. */
   stale: number;
 }
 
@@ -172,7 +172,13 @@ export function totalScore(parts: ScoreParts): number {
   );
 }
 
-export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRank: number | null; textRank: number | null }, newerId?: string): string {
+export function explainScore(
+  parts: ScoreParts,
+  score: number,
+  ranks: { vectorRank: number | null; textRank: number | null },
+  newerId?: string,
+  why = 'a newer value of the same fact',
+): string {
   const f = (x: number) => x.toFixed(3);
   const hub = parts.hubness === 0 ? '' : ` ${parts.hubness > 0 ? '-' : '+'} hubness ${f(Math.abs(parts.hubness))}`;
   const semantic = parts.semantic === null ? 'no embedding yet' : `cosine ${f(parts.semantic)} #${ranks.vectorRank ?? '-'}${hub}`;
@@ -184,6 +190,6 @@ export function explainScore(parts: ScoreParts, score: number, ranks: { vectorRa
     (parts.graph > 0 ? ` + graph ${f(parts.graph)}` : '') +
     (parts.time > 0 ? ` + time ${f(parts.time)}` : '') +
     (parts.names > 0 ? ` + names ${f(parts.names)}` : '') +
-    (parts.stale > 0 ? ` - ${f(parts.stale)}, to rank under ${newerId ?? 'a newer value'}, a newer value of the same fact` : '')
+    (parts.stale > 0 ? ` - ${f(parts.stale)}, to rank under ${newerId ?? 'a newer value'}, ${why}` : '')
   );
 }

@@ -66,7 +66,7 @@ export const SearchHitSchema = Type.Object({
     }),
     stale: Type.Number({
       description:
-        'How much the score was lowered so that the memory ranks under a newer live memory of the same subject holding the same fact with another value (the same slot, or a short restatement sharing at least half its words); 0 when none',
+        'How much the score was lowered so that the memory ranks under a newer live memory of the same subject holding the same fact with another value (the same slot, or a short restatement sharing at least half its words), or under the memory of the same slot the project\'s precedence policy puts first (GET /admin/memory/precedence); 0 when none',
     }),
     vectorRank: Type.Union([Type.Integer(), Type.Null()], { description: 'Rank by cosine among the candidates (1 = nearest)' }),
     textRank: Type.Union([Type.Integer(), Type.Null()], { description: 'Rank by BM25 among the candidates (1 = best); null when no query word occurs' }),

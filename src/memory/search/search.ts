@@ -13,6 +13,7 @@ import { countEmbedded, type MemoryFilter } from '../store.js';
 import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import { newerFirst } from './freshness.js';
+import { precedenceFirst, type PrecedencePolicy } from './precedence.js';
 import { nameMatcher, queryNames } from './names.js';
 import { timeScore, timeWindow } from './time.js';
 import type { ProjectVectorIndexes } from './project-index.js';
@@ -108,6 +109,8 @@ export class MemorySearch {
     },
     /** Which large projects have an IVFFlat index of their own (project-index.ts). */
     private readonly indexes?: Pick<ProjectVectorIndexes, 'pathFor'>,
+    /** The project's precedence policy between memories that disagree (precedence.ts); none: no policy applied. */
+    private readonly policies?: { policyFor(projectId: string): Promise<PrecedencePolicy> },
   ) {}
 
   /** The graph bonus comes from a higher domain, built after this one: it plugs itself in. */
@@ -220,6 +223,17 @@ export class MemorySearch {
         hit.explanation = explainScore(hit.parts, hit.score, hit.parts, demotion.newerId);
       }
     }
+    // Memories that disagree on a slot: the policy's choice first (read only when two such are here).
+    if (this.policies && disagreeOnASlot(hits)) {
+      const outranked = precedenceFirst(hits, await this.policies.policyFor(projectId));
+      for (const hit of hits) {
+        const moved = outranked.get(hit.memory.id);
+        if (!moved) continue;
+        hit.parts.stale += hit.score - moved.score;
+        hit.score = moved.score;
+        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, moved.winnerId, "the value of the same fact the project's precedence policy puts first");
+      }
+    }
     return hits
       .filter((hit) => hit.score >= (input.minScore ?? 0))
       .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? -1 : 1))
@@ -249,4 +263,17 @@ export class MemorySearch {
       return undefined;
     }
   }
+}
+
+/** Whether two live hits of one subject fill one slot: only then is the precedence policy read. */
+function disagreeOnASlot(hits: readonly SearchHit[]): boolean {
+  const seen = new Set<string>();
+  for (const { memory: m } of hits) {
+    const slot = m.metadata?.slot;
+    if (typeof slot !== 'string' || !m.subject || (m.status !== 'pending' && m.status !== 'confirmed')) continue;
+    const key = `${m.subject.kind}\u0000${m.subject.externalId}\u0000${slot}`;
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
 }
