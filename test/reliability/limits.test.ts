@@ -150,6 +150,16 @@ describe('batch and list maxima', () => {
     'POST /lattice/context/batch excludeCategories': { field: 'excludeCategories', body: (n) => ({ subjects: [limitsSubject], excludeCategories: categories(n) }), accepted: 200 },
     'POST /memory/context turns': { field: 'turns', body: (n) => ({ turns: Array.from({ length: n }, (_, i) => ({ role: 'user', content: `turn ${i}` })) }), accepted: 200 },
     'POST /memory/context excludeCategories': { field: 'excludeCategories', body: (n) => ({ conversation: 'user: garden', excludeCategories: categories(n) }), accepted: 200 },
+    'PUT /admin/memory/precedence defaultOrder': {
+      field: 'defaultOrder',
+      body: (n) => ({ defaultOrder: Array.from({ length: n }, (_, i) => TIERS[i % TIERS.length]), scopeNearestWins: true, overrides: [] }),
+      accepted: 200,
+    },
+    'PUT /admin/memory/precedence overrides': {
+      field: 'overrides',
+      body: (n) => ({ defaultOrder: TIERS, scopeNearestWins: true, overrides: Array.from({ length: n }, (_, i) => ({ category: `category${i}`, winningTier: 'local' })) }),
+      accepted: 200,
+    },
     'POST /admin/memory/entities aliases': {
       field: 'aliases',
       body: (n) => ({ type: 'person', canonicalName: `Alias holder ${n}`, aliases: Array.from({ length: n }, (_, i) => `Alias ${n} ${i}`) }),
@@ -167,6 +177,7 @@ describe('batch and list maxima', () => {
     },
   };
   const limitsSubject = { kind: 'user', externalId: 'limits' };
+  const TIERS = ['human_verified', 'local', 'licensed_brain', 'base'];
   const SECTIONS = ['profile', 'patterns', 'predictions', 'memories', 'observations'];
   const sections = (n: number) => Array.from({ length: n }, (_, i) => SECTIONS[i % SECTIONS.length]);
   const categories = (n: number) => Array.from({ length: n }, (_, i) => `category${i}`);
