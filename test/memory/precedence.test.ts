@@ -2,7 +2,7 @@
 // GET, PUT /admin/memory/precedence through the API with search honouring the policy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memory } from '../../src/memory/schemas.js';
-import { DEFAULT_PRECEDENCE, policyProblems, precedenceFirst, tierOf, winner, type PrecedencePolicy } from '../../src/memory/search/precedence.js';
+import { DEFAULT_PRECEDENCE, disagreeOnASlot, policyProblems, precedenceFirst, tierOf, winner, type PrecedencePolicy } from '../../src/memory/search/precedence.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const memory = (id: string, over: Partial<Memory> = {}): Memory =>
@@ -57,6 +57,13 @@ describe('the precedence rules', () => {
     const chain = precedenceFirst([{ memory: base2, score: 0.9 }, { memory: local, score: 0.8 }, { memory: verified, score: 0.7 }], { ...DEFAULT_PRECEDENCE, scopeNearestWins: false }, 0.01);
     expect(chain.get('l')!.score).toBeCloseTo(0.69, 10);
     expect(chain.get('b2')!.score).toBeLessThan(chain.get('l')!.score);
+  });
+
+  it('reads a policy only when two live memories of one subject fill one slot', () => {
+    expect(disagreeOnASlot([{ memory: local }, { memory: verified }])).toBe(true);
+    expect(disagreeOnASlot([{ memory: local }, { memory: memory('e', { metadata: { slot: 'employer' } }) }])).toBe(false);
+    expect(disagreeOnASlot([{ memory: local }, { memory: memory('o', { subject: { kind: 'user', externalId: 'u2' } }) }])).toBe(false);
+    expect(disagreeOnASlot([{ memory: local }, { memory: memory('s', { status: 'superseded' }) }])).toBe(false);
   });
 
   it('refuses a policy that names a tier twice or misses one, or overrides a category twice', () => {

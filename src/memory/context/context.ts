@@ -5,7 +5,7 @@
 // within the token budget (workers/memory/context.ts). A conversation that names nobody the project
 // knows is answered from the project's shared memories (those about no subject), never from a
 // subject it guessed; context is null, with the reason, when nothing is found.
-import type { Subject } from '../../platform/common-schemas.js';
+import { clampTo, type Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import { ValidationError } from '../../platform/errors.js';
 import type { WorkerPool } from '../../platform/pool.js';
@@ -45,8 +45,7 @@ export interface ConversationContext {
   reason: string | null;
 }
 
-const clampInt = (value: number | undefined, bounds: { default: number; min: number; max: number }) =>
-  Math.round(Math.min(bounds.max, Math.max(bounds.min, value ?? bounds.default)));
+const clampInt = (value: number | undefined, bounds: { default: number; min: number; max: number }) => Math.round(clampTo(value, bounds));
 
 export class ConversationContexts {
   constructor(

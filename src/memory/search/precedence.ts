@@ -65,13 +65,28 @@ export interface Outranked {
  * puts it there (just under its winner's, as scores stand after newer first). A loser already below
  * keeps its score. Winners are settled best first, so a chain (a over b over c) holds.
  */
+const slotKey = (m: Memory, slot: string) => `${m.subject!.kind}\u0000${m.subject!.externalId}\u0000${slot}`;
+
+/** Whether two live hits of one subject fill one slot: only then is a policy worth reading. */
+export function disagreeOnASlot(hits: readonly { memory: Memory }[]): boolean {
+  const seen = new Set<string>();
+  for (const { memory: m } of hits) {
+    const slot = slotOf(m);
+    if (!slot || !m.subject || !LIVE.has(m.status)) continue;
+    const key = slotKey(m, slot);
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
 export function precedenceFirst(hits: readonly { memory: Memory; score: number }[], policy: PrecedencePolicy, margin = 1e-4): Map<string, Outranked> {
   const scores = new Map(hits.map((h) => [h.memory.id, h.score]));
   const bySlot = new Map<string, Memory[]>();
   for (const { memory: m } of hits) {
     const slot = slotOf(m);
     if (!slot || !m.subject || !LIVE.has(m.status)) continue;
-    const key = `${m.subject.kind}\u0000${m.subject.externalId}\u0000${slot}`;
+    const key = slotKey(m, slot);
     bySlot.set(key, [...(bySlot.get(key) ?? []), m]);
   }
   const outranked = new Map<string, Outranked>();

@@ -13,7 +13,7 @@ import { countEmbedded, type MemoryFilter } from '../store.js';
 import { anyOf, BM25, candidateTerms, weightTerms } from './bm25.js';
 import { explainScore, fuse, scoreParts, totalScore, type ScoreParts } from './ranking.js';
 import { newerFirst } from './freshness.js';
-import { precedenceFirst, type PrecedencePolicy } from './precedence.js';
+import { disagreeOnASlot, precedenceFirst, type PrecedencePolicy } from './precedence.js';
 import { nameMatcher, queryNames } from './names.js';
 import { timeScore, timeWindow } from './time.js';
 import type { ProjectVectorIndexes } from './project-index.js';
@@ -265,15 +265,3 @@ export class MemorySearch {
   }
 }
 
-/** Whether two live hits of one subject fill one slot: only then is the precedence policy read. */
-function disagreeOnASlot(hits: readonly SearchHit[]): boolean {
-  const seen = new Set<string>();
-  for (const { memory: m } of hits) {
-    const slot = m.metadata?.slot;
-    if (typeof slot !== 'string' || !m.subject || (m.status !== 'pending' && m.status !== 'confirmed')) continue;
-    const key = `${m.subject.kind}\u0000${m.subject.externalId}\u0000${slot}`;
-    if (seen.has(key)) return true;
-    seen.add(key);
-  }
-  return false;
-}
