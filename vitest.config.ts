@@ -10,7 +10,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],
-    // A fork is stopped by Vitest, never left to end by itself (test/helpers/fork-lifetime.ts).
-    setupFiles: ['test/helpers/fork-lifetime.ts'],
+    // A fork is stopped by Vitest, never left to end by itself (test/helpers/fork-lifetime.ts);
+    // property tests draw from a fixed seed in CI (test/helpers/property-seed.ts).
+    setupFiles: ['test/helpers/fork-lifetime.ts', 'test/helpers/property-seed.ts'],
   },
 });
