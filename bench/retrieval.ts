@@ -356,6 +356,7 @@ async function dumpCandidates(ctx: Lattice, project: string, set: DevSet, turnsO
           return {
             turn: turns.some((t) => q.evidence.has(t.id)),
             session: turns.some((t) => q.evidenceSessions.has(t.session)),
+            sessionKey: hit.memory.sessionKey,
             semantic, hubness, lexical, context, recency, importance,
             // As shares in [0, 1], before their weights.
             time: time / RANKING.timeWeight, names: names / RANKING.nameWeight,

@@ -388,7 +388,12 @@ export function recordingDb(db: Db, keep: (sql: string) => boolean = () => true)
     db: {
       kind: db.kind,
       ...wrap(db),
-      transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+      // A transaction's opening settings are recorded as the statement they are (SET LOCAL ...).
+      transaction: (fn, options) =>
+        db.transaction((tx) => {
+          if (options?.settings && keep(options.settings)) statements.push({ sql: options.settings });
+          return fn(wrap(tx));
+        }, options),
       withAdvisoryLock: (key, fn) => db.withAdvisoryLock(key, fn),
       withAdvisoryLockIfFree: (key, fn) => db.withAdvisoryLockIfFree(key, fn),
       close: () => db.close(),

@@ -417,10 +417,10 @@ function timingDb(db: Db, timings: Map<string, { ms: number; calls: number }>): 
     kind: db.kind,
     query: (sql, params) => db.query(sql, params),
     exec: (sql) => db.exec(sql),
-    transaction: async (fn) => {
+    transaction: async (fn, options) => {
       const t0 = performance.now();
       try {
-        return await db.transaction((tx) => fn(wrap(tx)));
+        return await db.transaction((tx) => fn(wrap(tx)), options);
       } finally {
         const entry = timings.get('(transaction)') ?? { ms: 0, calls: 0 };
         entry.ms += performance.now() - t0;

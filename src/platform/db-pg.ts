@@ -204,7 +204,8 @@ function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
 }
 
 async function inTransaction<T>(client: pg.PoolClient, fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-  await client.query(options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN');
+  const begin = options.readOnly ? 'BEGIN READ ONLY' : 'BEGIN';
+  await client.query(options.settings ? `${begin}; ${options.settings}` : begin);
   try {
     const result = await fn(wrap(client));
     await client.query('COMMIT');

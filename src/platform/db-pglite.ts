@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { Db, Queryable, QueryResult } from './db.js';
+import type { Db, Queryable, QueryResult, TransactionOptions } from './db.js';
 import { DataDirLockedError } from './errors.js';
 
 function wrap(client: PGlite | Transaction): Queryable {
@@ -89,7 +89,12 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
     kind: 'pglite',
     ...base,
     // One connection: transactions run one after another and never meet, so nothing to retry.
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => pglite.transaction((tx) => fn(wrap(tx))),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions) =>
+      pglite.transaction(async (tx) => {
+        const opening = [options?.readOnly ? 'SET TRANSACTION READ ONLY' : '', options?.settings ?? ''].filter(Boolean).join('; ');
+        if (opening) await tx.exec(opening);
+        return fn(wrap(tx));
+      }),
     withAdvisoryLock<T>(_key: bigint, fn: (session: Db) => Promise<T>): Promise<T> {
       const run = chain.then(() => fn(db));
       chain = run.catch(() => {});

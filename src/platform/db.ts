@@ -17,10 +17,15 @@ export interface Queryable {
 
 export interface TransactionOptions {
   /**
-   * The transaction only reads (a search that sets planner options for itself): on Postgres it
-   * runs READ ONLY on the statements' pool, so that it never waits behind write transactions.
+   * The transaction only reads (a search that sets planner options for itself): it runs READ ONLY,
+   * and on Postgres on the statements' pool, so that it never waits behind write transactions.
    */
   readOnly?: boolean;
+  /**
+   * Statements the transaction starts with (`SET LOCAL ...`, no parameters): on Postgres sent with
+   * its BEGIN, in one round trip.
+   */
+  settings?: string;
 }
 
 /** One connection pool's figures: its size and what callers waited for a connection. */

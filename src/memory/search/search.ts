@@ -210,8 +210,11 @@ export class MemorySearch {
         names: named(c.memory.content, c.memory.metadata?.entities),
       });
       const score = totalScore(parts);
-      return { memory: c.memory, score, parts: { ...parts, vectorRank, textRank }, explanation: explainScore(parts, score, { vectorRank, textRank }) };
+      // Explained once the page is known (below): most candidates are never shown.
+      return { memory: c.memory, score, parts: { ...parts, vectorRank, textRank }, explanation: '' };
     });
+    /** Why a hit was lowered under another: the one it ranks under, and the reason. */
+    const lowered = new Map<string, { under: string; why?: string }>();
     // A query naming a span of time asks for what held then, not for the newest value.
     if (features.newerFirst && window === undefined) {
       const demoted = newerFirst(hits.map((hit, i) => ({ memory: hit.memory, score: hit.score, near: candidates[i]!.near })), offset + limit);
@@ -220,7 +223,7 @@ export class MemorySearch {
         if (!demotion) continue;
         hit.parts.stale = hit.score - demotion.score;
         hit.score = demotion.score;
-        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, demotion.newerId);
+        lowered.set(hit.memory.id, { under: demotion.newerId });
       }
     }
     // Memories that disagree on a slot: the policy's choice first (read only when two such are here).
@@ -231,13 +234,18 @@ export class MemorySearch {
         if (!moved) continue;
         hit.parts.stale += hit.score - moved.score;
         hit.score = moved.score;
-        hit.explanation = explainScore(hit.parts, hit.score, hit.parts, moved.winnerId, "the value of the same fact the project's precedence policy puts first");
+        lowered.set(hit.memory.id, { under: moved.winnerId, why: "the value of the same fact the project's precedence policy puts first" });
       }
     }
-    return hits
+    const page = hits
       .filter((hit) => hit.score >= (input.minScore ?? 0))
       .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? -1 : 1))
       .slice(offset, offset + limit);
+    for (const hit of page) {
+      const under = lowered.get(hit.memory.id);
+      hit.explanation = explainScore(hit.parts, hit.score, hit.parts, under?.under, under?.why);
+    }
+    return page;
   }
 
   /** Forgets the cached size of a project (after bulk writes, in tests). */
