@@ -340,6 +340,10 @@ const DUMP_LIMIT = 50;
 
 async function dumpCandidates(ctx: Lattice, project: string, set: DevSet, turnsOf: ReadonlyMap<string, Turn[]>): Promise<void> {
   const lines: string[] = [];
+  // The memory of each turn, and each conversation's turns in order: a hit's neighbours in its session.
+  const memoryOf = new Map<Turn, string>();
+  for (const [id, turns] of turnsOf) for (const t of turns) memoryOf.set(t, id);
+  const turnsIn = new Map(set.conversations.map((c) => [c.id, c.turns]));
   for (const [i, q] of set.questions.entries()) {
     const input: SearchInput = { query: q.text, subject: { kind: 'conversation', externalId: q.conversation.id }, limit: DUMP_LIMIT, referenceTime: q.referenceTime };
     if (q.asOf) input.asOf = q.asOf;
@@ -353,7 +357,18 @@ async function dumpCandidates(ctx: Lattice, project: string, set: DevSet, turnsO
         hits: hits.map((hit) => {
           const turns = (turnsOf.get(hit.memory.id) ?? []).filter((t) => t.position < q.visible);
           const { semantic, hubness, lexical, context, recency, importance, time, names } = hit.parts;
+          // The turns just before and after the hit's first turn in its session (visible ones only).
+          const all = turnsIn.get(q.conversation.id) ?? [];
+          const beside = (first: Turn | undefined, step: number) => {
+            const t = first ? all[first.position + step] : undefined;
+            if (!t || t.session !== first!.session || t.position >= q.visible) return null;
+            return { id: memoryOf.get(t), turn: q.evidence.has(t.id), session: q.evidenceSessions.has(t.session) };
+          };
           return {
+            id: hit.memory.id,
+            score: hit.score,
+            prev: beside(turns[0], -1),
+            next: beside(turns[0], 1),
             turn: turns.some((t) => q.evidence.has(t.id)),
             session: turns.some((t) => q.evidenceSessions.has(t.session)),
             sessionKey: hit.memory.sessionKey,

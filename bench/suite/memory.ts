@@ -18,15 +18,15 @@ import { makeTexts, memoryTemplates, ms, perSecond, progress, queryTemplates, re
 import { addRow, latencyMeasure, timeEach, type Run } from './common.js';
 
 const SEARCH_LIMIT = 10;
-/** What MemorySearch asks each list for at limit 10: max(20, (limit + offset) * 4). */
-const CANDIDATES_K = 40;
+/** What MemorySearch asks each list for at limit 10: max(50, (limit + offset) * 5) (search.ts). */
+const CANDIDATES_K = 50;
 const WARMUP = 30;
 const RECALL_QUERIES = 50;
 const SAVE_BATCH = 500;
 
-// Issue 8's goals (Postgres, 100k memories).
-const GOAL_RETRIEVAL_P95_MS = 15;
-const GOAL_SEARCH_P95_MS = 40;
+// Issue 8's goals (Postgres, 100k memories), with issue 34's bound on search: whole search p95 at
+// most 25 ms at 100k, with its deep candidate pools (issue 8's 15 ms for retrieval predates them).
+const GOAL_SEARCH_P95_MS = 25;
 const GOAL_RECALL = 0.95;
 const GOAL_SAVE_PER_SECOND = 10_000;
 
@@ -140,12 +140,12 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
   const w = summarise(whole);
   const common = `${path}; ${thousands(size)} memories written in ${seconds(loadMs)}, then the vector index ${index.indexes.join(', ')} built in ${seconds(index.ms)} (${index.size}); ${searches} searches after ${WARMUP} warm-up; vector statement: ${[...shapes].join(' | ')}, ${(rawRows / Math.max(1, raw.length)).toFixed(0)} ids a query`;
   addRow(run, `${name}: retrieval (query vector cached), ctx.apis.memory.search`, latencyMeasure('search with the query vector cached', r), rawMeasure, {
-    text: `#8: p95 ≤ ${GOAL_RETRIEVAL_P95_MS} ms at 100k`,
-    ok: (v) => v <= GOAL_RETRIEVAL_P95_MS,
+    text: `#34: p95 ≤ ${GOAL_SEARCH_P95_MS} ms at 100k`,
+    ok: (v) => v <= GOAL_SEARCH_P95_MS,
     offScale,
   }, [common]);
   addRow(run, `${name}: whole search (query embedding included)`, latencyMeasure('search of a fresh query', w), rawMeasure, {
-    text: `#8: p95 ≤ ${GOAL_SEARCH_P95_MS} ms at 100k`,
+    text: `#34: p95 ≤ ${GOAL_SEARCH_P95_MS} ms at 100k`,
     ok: (v) => v <= GOAL_SEARCH_P95_MS,
     offScale,
   });
