@@ -4,25 +4,17 @@
 // rest pushed below in their order. Approximate as tune.ts is: only the dumped hits are re-ranked.
 //
 //   npx tsx bench/retrieval/diversity.ts /tmp/dump.jsonl
-import { readFileSync } from 'node:fs';
 import { markdownTable } from '../support.js';
+import { readDump, recallAt10, setsOf } from './dump.js';
 
 interface Hit {
   turn: boolean;
   session: boolean;
   sessionKey?: string | null;
 }
-interface Line {
-  set: string;
-  hasTurnEvidence: boolean;
-  hits: Hit[];
-}
 
-const lines: Line[] = readFileSync(process.argv[2] ?? '/tmp/dump.jsonl', 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as Line);
-const sets = [...new Set(lines.map((l) => l.set))];
+const lines = readDump<Hit>(process.argv[2] ?? '/tmp/dump.jsonl');
+const sets = setsOf(lines);
 
 /** The top `k` of `hits` taking at most `cap` from one session (later ones pushed below, in order). */
 export function capPerSession<T extends { sessionKey?: string | null }>(hits: readonly T[], cap: number, k: number): T[] {
@@ -40,23 +32,7 @@ export function capPerSession<T extends { sessionKey?: string | null }>(hits: re
   return [...top, ...rest].slice(0, k);
 }
 
-function recall(set: string, cap: number): { turn: number; session: number } {
-  let turn = 0;
-  let turnN = 0;
-  let session = 0;
-  let sessionN = 0;
-  for (const line of lines) {
-    if (line.set !== set) continue;
-    const top = capPerSession(line.hits, cap, 10);
-    if (line.hasTurnEvidence) {
-      turnN++;
-      if (top.some((h) => h.turn)) turn++;
-    }
-    sessionN++;
-    if (top.some((h) => h.session)) session++;
-  }
-  return { turn: turn / Math.max(1, turnN), session: session / Math.max(1, sessionN) };
-}
+const recall = (set: string, cap: number) => recallAt10(lines, set, (hits) => capPerSession(hits, cap, 10));
 
 const caps = [Infinity, 6, 5, 4, 3, 2, 1];
 const rows = caps.map((cap) => [cap === Infinity ? 'none' : String(cap), ...sets.map((set) => {

@@ -5,8 +5,8 @@
 // top 10 is taken again. Prints turn- and session-level recall@10 per setting.
 //
 //   npx tsx bench/retrieval/lift.ts /tmp/dump.jsonl
-import { readFileSync } from 'node:fs';
 import { markdownTable } from '../support.js';
+import { readDump, recallAt10, setsOf } from './dump.js';
 
 interface Beside {
   id?: string;
@@ -21,17 +21,8 @@ interface Hit {
   prev: Beside | null;
   next: Beside | null;
 }
-interface Line {
-  set: string;
-  hasTurnEvidence: boolean;
-  hits: Hit[];
-}
-
-const lines: Line[] = readFileSync(process.argv[2] ?? '/tmp/dump.jsonl', 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as Line);
-const sets = [...new Set(lines.map((l) => l.set))];
+const lines = readDump<Hit>(process.argv[2] ?? '/tmp/dump.jsonl');
+const sets = setsOf(lines);
 
 function lifted(hits: readonly Hit[], top: number, share: number): { turn: boolean; session: boolean }[] {
   const scored = new Map(hits.map((h) => [h.id, { score: h.score, turn: h.turn, session: h.session }]));
@@ -47,23 +38,7 @@ function lifted(hits: readonly Hit[], top: number, share: number): { turn: boole
   return [...scored.values()].sort((a, b) => b.score - a.score).slice(0, 10);
 }
 
-function recall(set: string, top: number, share: number): { turn: number; session: number } {
-  let turn = 0;
-  let turnN = 0;
-  let session = 0;
-  let sessionN = 0;
-  for (const line of lines) {
-    if (line.set !== set) continue;
-    const best = lifted(line.hits, top, share);
-    if (line.hasTurnEvidence) {
-      turnN++;
-      if (best.some((h) => h.turn)) turn++;
-    }
-    sessionN++;
-    if (best.some((h) => h.session)) session++;
-  }
-  return { turn: turn / Math.max(1, turnN), session: session / Math.max(1, sessionN) };
-}
+const recall = (set: string, top: number, share: number) => recallAt10(lines, set, (hits) => lifted(hits, top, share));
 
 const rows: string[][] = [];
 for (const top of [0, 1, 2, 3, 5])

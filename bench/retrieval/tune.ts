@@ -5,8 +5,8 @@
 // them. Approximate in one way: only the 50 hits the product found are re-ranked.
 //
 //   npx tsx bench/retrieval/tune.ts /tmp/dump.jsonl
-import { readFileSync } from 'node:fs';
 import { markdownTable } from '../support.js';
+import { readDump, recallAt10, setsOf } from './dump.js';
 
 interface Hit {
   turn: boolean;
@@ -22,13 +22,6 @@ interface Hit {
   /** Share of the question's names the memory holds, in [0, 1] (0 in dumps made before it). */
   names?: number;
 }
-interface Line {
-  set: string;
-  qid: string;
-  hasTurnEvidence: boolean;
-  hits: Hit[];
-}
-
 interface Weights {
   semantic: number;
   lexical: number;
@@ -40,22 +33,14 @@ interface Weights {
   names: number;
 }
 
-const lines: Line[] = readFileSync(process.argv[2] ?? '/tmp/dump.jsonl', 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as Line);
-const sets = [...new Set(lines.map((l) => l.set))];
+const lines = readDump<Hit>(process.argv[2] ?? '/tmp/dump.jsonl');
+const sets = setsOf(lines);
 
 function recall(weights: Weights, set: string): { turn: number; session: number } {
-  let turn = 0;
-  let turnN = 0;
-  let session = 0;
-  let sessionN = 0;
-  for (const line of lines) {
-    if (line.set !== set) continue;
-    const words = line.hits.map((h) => h.lexical - h.context + weights.context * h.context);
+  return recallAt10(lines, set, (hits) => {
+    const words = hits.map((h) => h.lexical - h.context + weights.context * h.context);
     const best = Math.max(1e-9, ...words);
-    const scored = line.hits.map((h, i) => ({
+    const scored = hits.map((h, i) => ({
       h,
       score:
         0.85 * (weights.semantic * (h.semantic === null ? 0 : h.semantic - weights.hubness * h.hubness) + weights.lexical * (words[i]! / best)) +
@@ -64,15 +49,8 @@ function recall(weights: Weights, set: string): { turn: number; session: number 
         weights.time * (h.time ?? 0) +
         weights.names * (h.names ?? 0),
     }));
-    const top = scored.sort((a, b) => b.score - a.score).slice(0, 10);
-    if (line.hasTurnEvidence) {
-      turnN++;
-      if (top.some((x) => x.h.turn)) turn++;
-    }
-    sessionN++;
-    if (top.some((x) => x.h.session)) session++;
-  }
-  return { turn: turn / Math.max(1, turnN), session: session / Math.max(1, sessionN) };
+    return scored.sort((a, b) => b.score - a.score).slice(0, 10).map((x) => x.h);
+  });
 }
 
 const grid: Weights[] = [];
