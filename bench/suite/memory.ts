@@ -13,13 +13,14 @@ import { contentHash } from '../../src/memory/content-hash.js';
 import type { SaveInput } from '../../src/memory/index.js';
 import type { MemoryType } from '../../src/memory/schemas.js';
 import { searchCandidates } from '../../src/memory/search/store.js';
+import { candidatesPerList } from '../../src/memory/search/search.js';
 import { buildVectorIndex, deleteProjectRows, dropVectorIndex, loadProject, searchWith, topicCentroids } from '../corpus.js';
 import { makeTexts, memoryTemplates, ms, perSecond, progress, queryTemplates, recordingDb, seconds, sleep, summarise, thousands, type Statement } from '../support.js';
 import { addRow, latencyMeasure, timeEach, type Run } from './common.js';
 
 const SEARCH_LIMIT = 10;
-/** What MemorySearch asks each list for at limit 10: max(50, (limit + offset) * 5) (search.ts). */
-const CANDIDATES_K = 50;
+/** What MemorySearch asks each list for at limit 10. */
+const CANDIDATES_K = candidatesPerList(SEARCH_LIMIT);
 const WARMUP = 30;
 const RECALL_QUERIES = 50;
 const SAVE_BATCH = 500;

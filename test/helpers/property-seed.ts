@@ -8,6 +8,9 @@ import fc from 'fast-check';
 
 const DEFAULT_CI_SEED = 20261128;
 
-const fromEnv = process.env.FC_SEED !== undefined ? Number(process.env.FC_SEED) : undefined;
-if (fromEnv !== undefined && Number.isFinite(fromEnv)) fc.configureGlobal({ seed: fromEnv });
-else if (process.env.CI) fc.configureGlobal({ seed: DEFAULT_CI_SEED });
+const fromEnv = process.env.FC_SEED;
+if (fromEnv !== undefined) {
+  const seed = Number(fromEnv);
+  if (!Number.isSafeInteger(seed)) throw new Error(`FC_SEED must be an integer (fast-check prints the seed of a failing run), not "${fromEnv}"`);
+  fc.configureGlobal({ seed });
+} else if (process.env.CI) fc.configureGlobal({ seed: DEFAULT_CI_SEED });

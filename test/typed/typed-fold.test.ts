@@ -78,6 +78,15 @@ describe('accumulators folded behind the ingest', () => {
     expect(await h.apis.typed.foldPending()).toBe(0);
   });
 
+  it('counts an exact repeat sent again under another id as a duplicate, and folds it once', async () => {
+    await ingest([{ id: 'd-1', subject: 'd', value: 7, minute: 3 }]);
+    await ingest([{ id: 'd-2', subject: 'd', value: 7, minute: 3 }, { id: 'd-3', subject: 'd', value: 7, minute: 3 }, { id: 'd-4', subject: 'd', value: 8, minute: 3 }], 1);
+    expect(await waiting('d')).toBe(2);
+    expect(await read('d')).toMatchObject({ count: 2, sum: 15 });
+    await h.apis.typed.foldPending();
+    expect((await stored(['d'])).get('d')).toMatchObject({ count: 2, sum: 15, lastId: 'd-4' });
+  });
+
   it('folds, in the typed.fold job, every key waiting, past one transaction of 500 keys', async () => {
     const rows: Sent[] = Array.from({ length: 600 }, (_, i) => ({ id: `job-${i}`, subject: `job-${String(i).padStart(3, '0')}`, value: i, minute: 1 }));
     await ingest(rows);

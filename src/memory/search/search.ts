@@ -23,6 +23,11 @@ const MAX_CANDIDATES = 200;
 /** Candidates taken from each list at least (deep pools: fusion over shallow ones lost to either leg alone). */
 const MIN_CANDIDATES = 50;
 
+/** How many candidates a search takes from each list (vector and lexical) for a page. */
+export function candidatesPerList(limit: number, offset = 0): number {
+  return Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, (limit + offset) * 5));
+}
+
 export interface SearchInput {
   query: string;
   scope?: MemoryScope;
@@ -140,7 +145,7 @@ export class MemorySearch {
       liveOnly: input.status === undefined && input.asOf === undefined,
     };
     const features = { ...ALL_FEATURES, ...input.features };
-    const k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, (limit + offset) * 5));
+    const k = candidatesPerList(limit, offset);
     // The lexical leg is exact over the search's own collection when that is small (a subject, or a
     // small project); the project's statistics are read alongside, for when it is not.
     const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}\u0000${input.withoutSubject ? 'none' : ''}`;

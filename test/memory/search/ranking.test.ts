@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { explainScore, fuse, RANKING, scoreParts, totalScore, type FusionInput, type RankInput } from '../../../src/memory/search/ranking.js';
+import { candidatesPerList } from '../../../src/memory/search/search.js';
 
 const input = fc.record({
   relevance: fc.double({ min: 0, max: 1, noNaN: true }),
@@ -211,5 +212,16 @@ describe('the score', () => {
     expect(parts.semantic).toBeNull();
     expect(explainScore(parts, totalScore(parts), { vectorRank: null, textRank: 2 })).toMatch(/0\.75 x no embedding yet \+ 0\.25 x words 0\.500 #2/);
     expect(explainScore(parts, totalScore(parts), { vectorRank: 1, textRank: null })).toMatch(/0\.25 x no query word/);
+  });
+});
+
+describe('candidatesPerList', () => {
+  it('takes at least 50 from each list, five times the page beyond that, and at most 200', () => {
+    expect(candidatesPerList(10)).toBe(50);
+    expect(candidatesPerList(1)).toBe(50);
+    expect(candidatesPerList(12)).toBe(60);
+    expect(candidatesPerList(10, 20)).toBe(150);
+    expect(candidatesPerList(50)).toBe(200);
+    expect(candidatesPerList(100, 100)).toBe(200);
   });
 });
