@@ -100,6 +100,8 @@ export interface Config {
   readonly miningDebounceMs: number;
   /** ... or its first unmined activity is this old. */
   readonly miningMaxWaitMs: number;
+  /** How often the pattern monitor ticks every project with an overdue pattern (src/behavior/monitor/). */
+  readonly monitorTickIntervalMs: number;
   /** POST /lattice/patterns/extract calls per minute per key (SDK-WIRE 4.4: 5). */
   readonly patternExtractPerMinute: number;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on private, loopback and link-local addresses. */
@@ -297,6 +299,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     auditRetentionDays: r.int('COMPLIANCE_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     miningDebounceMs: r.int('BEHAVIOR_MINING_DEBOUNCE_MS', 30_000, 0, 86_400_000),
     miningMaxWaitMs: r.int('BEHAVIOR_MINING_MAX_WAIT_MS', 300_000, 0, 86_400_000),
+    monitorTickIntervalMs: r.int('MONITOR_TICK_INTERVAL_MS', 900_000, 10_000, 86_400_000),
     patternExtractPerMinute: r.int('PATTERN_EXTRACT_PER_MINUTE', 5, 1, 10_000_000),
     webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),

@@ -7,6 +7,8 @@ import { domainQueue } from '../platform/queue.js';
 import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
 import { ProjectModels } from './models.js';
+import { PatternMonitor } from './monitor/monitor.js';
+import { MonitorStatusSchema, TickReportSchema } from './monitor/schemas.js';
 import { PatternMiner } from './patterns/miner.js';
 import { miningBacklog } from './patterns/store.js';
 import { PatternMetaSchema, PatternRecordSchema } from './patterns/schemas.js';
@@ -46,6 +48,7 @@ export function createBehaviorModule(
   const profiler = new Profiler(db, models);
   const context = new ContextBuilder(db, pool, profiler, (projectId, input) => deps.memory.search(projectId, input));
   const refs = new BehaviorRefs(db);
+  const monitor = new PatternMonitor(db, deps.events);
   return {
     name: 'behavior',
     api: {
@@ -56,9 +59,9 @@ export function createBehaviorModule(
       ...bindMethods(context, ['build']),
       ...bindMethods(refs, ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration']),
     },
-    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
-    schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema],
-    jobs: behaviorJobs(behavior, context, models),
+    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, monitor, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
+    schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema, TickReportSchema, MonitorStatusSchema],
+    jobs: behaviorJobs(behavior, context, models, monitor),
     schedules: [
       // Subjects whose activity changed are mined once quiet (the debounce).
       { id: 'behavior.mine-due', job: 'behavior.mine-due', payload: {}, everyMs: 10_000 },
@@ -66,6 +69,8 @@ export function createBehaviorModule(
       { id: 'behavior.mine-nightly', job: 'behavior.mine-nightly', payload: {}, cron: '0 4 * * *' },
       // Recorded predictions whose horizon has passed are scored.
       { id: 'behavior.score-predictions', job: 'behavior.score-predictions', payload: {}, everyMs: 300_000 },
+      // Active patterns overdue beyond their tolerance are marked broken and announced (pattern.broken).
+      { id: 'behavior.monitor-tick', job: 'behavior.monitor-tick', payload: {}, everyMs: config.monitorTickIntervalMs },
     ],
     subjectData: behaviorSubjectData(db),
     backlog: async (projectId) => {

@@ -19,6 +19,7 @@ import { ProfileBodySchema } from './profile/schemas.js';
 import type { BehaviorService } from './service.js';
 import { Type } from 'typebox';
 import type { ContextBuilder } from './context/context.js';
+import { MONITOR_TICK_MAX, type PatternMonitor } from './monitor/monitor.js';
 import { BatchContextBodySchema, ContextBodySchema, CONTEXT_LIMITS } from './context/schemas.js';
 
 const tags = ['behavior'];
@@ -31,12 +32,13 @@ export interface BehaviorRouteDeps {
   predictor: TargetPredictor;
   profiler: Profiler;
   context: ContextBuilder;
+  monitor: PatternMonitor;
   tenancy: Pick<TenancyApi, 'metered'>;
   /** Extract calls per minute per key; counted apart from RATE_LIMIT_PER_MINUTE. */
   extractPerMinute: number;
 }
 
-export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, tenancy, extractPerMinute }) => {
+export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, monitor, tenancy, extractPerMinute }) => {
   app.post(
     '/lattice/patterns/extract',
     {
@@ -79,6 +81,35 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
       },
     },
     async (request) => behavior.contactPatterns(request.principal.projectId, request.params.contactId, request.query),
+  );
+
+  const monitorRules =
+    "The pattern monitor: an active pattern whose next expected firing (metadata.nextExpectedAt) has passed by more than its tolerance (metadata.toleranceMinutes) is marked broken for that firing (metadata.broken true, brokenAt, brokenFor: the missed firing) " +
+    "and announced as a `pattern.broken` event (severity warn; payload patternId, patternKind, eventType, description, expectedAt, toleranceMinutes, hoursOverdue, confidence; sourcePatternId), once per pattern and missed firing; an alert rule with an engine-event trigger on pattern.broken fires on it. " +
+    `A schedule ticks every project with an overdue pattern every MONITOR_TICK_INTERVAL_MS (default 15 minutes). Re-mining moves a pattern's next firing (the habit resumed) or deactivates it; a pattern broken for one firing can break again for a later one.`;
+
+  app.post(
+    '/lattice/monitor/tick',
+    {
+      config: { ...WRITE, audit: 'write.monitor' },
+      schema: {
+        tags,
+        summary: 'Check active patterns for missed firings now',
+        description: `${monitorRules} One tick takes the ${MONITOR_TICK_MAX} longest overdue patterns of the project (capped true when more wait); a pattern it could not mark is listed in failures and tried again by the next tick. The body is ignored.`,
+        body: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        response: { 200: Type.Ref('MonitorTick') },
+      },
+    },
+    async (request) => monitor.tick(request.principal.projectId),
+  );
+
+  app.get(
+    '/lattice/monitor/status',
+    {
+      config: { ...READ, audit: 'read.monitor' },
+      schema: { tags, summary: "The pattern monitor's last tick and what is due", description: monitorRules, response: { 200: Type.Ref('MonitorStatus') } },
+    },
+    async (request) => monitor.status(request.principal.projectId),
   );
 
   app.post(

@@ -18,6 +18,7 @@ import * as predictions from './predict/store.js';
 import type { ContextBuilder } from './context/context.js';
 import type { ModelJobs, ProjectModels } from './models.js';
 import type { Bundle, ContextOptions } from './context/schemas.js';
+import type { PatternMonitor } from './monitor/monitor.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -35,6 +36,8 @@ export type BehaviorJobs = ModelJobs & {
   'behavior.mine-nightly': { payload: Record<string, never>; result: { mined: number } };
   /** Settles recorded predictions whose horizon has passed. */
   'behavior.score-predictions': { payload: Record<string, never>; result: { scored: number } };
+  /** The pattern monitor's scheduled tick: every project with an overdue pattern. */
+  'behavior.monitor-tick': { payload: Record<string, never>; result: { broken: number } };
   /** Context bundles for up to 500 subjects, in request order. */
   'behavior.context-batch': { payload: { projectId: string; subjects: Subject[]; options: ContextOptions }; result: { bundles: Bundle[] } };
 };
@@ -270,7 +273,7 @@ function validTimezone(timezone: string): void {
   }
 }
 
-export function behaviorJobs(service: BehaviorService, context: ContextBuilder, models: ProjectModels): JobHandlers<BehaviorJobs> {
+export function behaviorJobs(service: BehaviorService, context: ContextBuilder, models: ProjectModels, monitor: PatternMonitor): JobHandlers<BehaviorJobs> {
   return {
     'behavior.fit-model': ({ projectId, model, key }) => models.fit(projectId, model, key),
     'behavior.context-batch': async ({ projectId, subjects, options }) => ({ bundles: await context.buildMany(projectId, subjects, options) }),
@@ -278,5 +281,6 @@ export function behaviorJobs(service: BehaviorService, context: ContextBuilder, 
     'behavior.mine-due': async () => ({ mined: await service.mineDue() }),
     'behavior.mine-nightly': async () => ({ mined: await service.mineNightly() }),
     'behavior.score-predictions': async () => ({ scored: await service.scoreDue() }),
+    'behavior.monitor-tick': async () => ({ broken: await monitor.tickAll() }),
   };
 }

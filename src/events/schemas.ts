@@ -6,12 +6,18 @@ export const SEVERITIES = ['info', 'warn', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 const SeveritySchema = Type.Enum(SEVERITIES);
 
-/** Event types the engine emits itself; alert triggers segment-change and pattern-emerged match the last two. */
+/**
+ * Event types the engine emits itself, which are not activity to mine; alert triggers
+ * segment-change and pattern-emerged match two of them. The activity predicate of the events table
+ * (migrations 0022, index events_activity and the mining queue's trigger) lists them in this order.
+ */
 export const ENGINE_EVENT_TYPES = {
   typedObservation: 'typed.observation',
   predictionImminent: 'prediction.imminent',
   segmentChanged: 'segment.changed',
   patternEmerged: 'pattern.emerged',
+  /** The pattern monitor: an active pattern's next firing is overdue beyond its tolerance (src/behavior/monitor/). */
+  patternBroken: 'pattern.broken',
 } as const;
 
 export const EventSchema = Type.Object(

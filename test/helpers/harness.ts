@@ -90,6 +90,8 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
     // events) appear behind its back; the behaviour tests set it to 0 and mine the queue themselves.
     BEHAVIOR_MINING_DEBOUNCE_MS: '3600000',
     BEHAVIOR_MINING_MAX_WAIT_MS: '3600000',
+    // The pattern monitor's schedule stays out of the way (a day); its tests tick on demand.
+    MONITOR_TICK_INTERVAL_MS: '86400000',
     // Test files mine on demand many times a minute; the limit's own test sets the default back.
     PATTERN_EXTRACT_PER_MINUTE: '100000',
     // Uploaded files go to a directory of this harness's own, not the repository's data/.

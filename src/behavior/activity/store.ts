@@ -8,7 +8,7 @@ import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
 
 /**
- * The predicate of migrations/0007's events_activity index, repeated verbatim so the planner uses
+ * The predicate of the events_activity index (migrations/0022), repeated verbatim so the planner uses
  * it: the event types the engine appends itself are not the subject's activity.
  */
 const ACTIVITY_EVENT = `e.subject_kind IS NOT NULL AND e.event_type NOT IN (${Object.values(ENGINE_EVENT_TYPES).map((t) => `'${t}'`).join(', ')})`;

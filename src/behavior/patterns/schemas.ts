@@ -37,6 +37,9 @@ export const PatternMetaSchema = Type.Object(
     toleranceMinutes: Type.Optional(Type.Number()),
     rateRatio: Type.Optional(Type.Number({ description: 'declining_engagement: recent rate / earlier rate' })),
     active: Type.Boolean(),
+    broken: Type.Optional(Type.Boolean({ description: 'The pattern monitor found a firing missed beyond the tolerance (POST /lattice/monitor/tick); it holds while brokenFor equals nextExpectedAt' })),
+    brokenAt: Type.Optional(Timestamp('When the monitor marked it')),
+    brokenFor: Type.Optional(Timestamp('The missed firing (the nextExpectedAt it was marked for)')),
   },
   { $id: 'PatternMeta', title: 'PatternMeta' },
 );
