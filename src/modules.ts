@@ -36,7 +36,7 @@ function compose(runtime: Runtime) {
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
-    .with('graph', ({ memory }) => createGraphModule(runtime, { memory }))
+    .with('graph', ({ memory, behavior }) => createGraphModule(runtime, { memory, behavior }))
     .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }))
     // After every module with subject data: its export and hard delete reach them through their subject hooks.
     .with('compliance', ({ tenancy, memory }, { modules }) => createComplianceModule(runtime, { tenancy, memory }, modules))

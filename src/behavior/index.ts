@@ -19,7 +19,8 @@ import { ProfileSchema } from './profile/schemas.js';
 import { BehaviorRefs } from './refs.js';
 import { behaviorRoutes } from './routes.js';
 import { ContextBuilder } from './context/context.js';
-import { BundleSchema } from './context/schemas.js';
+import { ContactContexts } from './context/contact.js';
+import { BundleSchema, ContactContextSchema } from './context/schemas.js';
 import { BehaviorService, behaviorJobs, type BehaviorJobs } from './service.js';
 import { behaviorSubjectData } from './subject-data.js';
 
@@ -34,6 +35,7 @@ export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'project
   Pick<TargetPredictor, 'predict'> &
   Pick<Profiler, 'profile' | 'summaries'> &
   Pick<ContextBuilder, 'build'> &
+  Pick<ContactContexts, 'setContactGraph'> &
   Pick<BehaviorRefs, 'patternRefs' | 'predictionRefs' | 'applyOutcomeEvidence' | 'calibration'>;
 
 export function createBehaviorModule(
@@ -49,6 +51,7 @@ export function createBehaviorModule(
   const context = new ContextBuilder(db, pool, profiler, (projectId, input) => deps.memory.search(projectId, input));
   const refs = new BehaviorRefs(db);
   const monitor = new PatternMonitor(db, deps.events);
+  const contacts = new ContactContexts(db, profiler);
   return {
     name: 'behavior',
     api: {
@@ -57,10 +60,11 @@ export function createBehaviorModule(
       ...bindMethods(predictor, ['predict']),
       ...bindMethods(profiler, ['profile', 'summaries']),
       ...bindMethods(context, ['build']),
+      ...bindMethods(contacts, ['setContactGraph']),
       ...bindMethods(refs, ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration']),
     },
-    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, monitor, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
-    schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema, TickReportSchema, MonitorStatusSchema],
+    routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, contacts, monitor, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
+    schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema, ContactContextSchema, TickReportSchema, MonitorStatusSchema],
     jobs: behaviorJobs(behavior, context, models, monitor),
     schedules: [
       // Subjects whose activity changed are mined once quiet (the debounce).

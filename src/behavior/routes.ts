@@ -19,8 +19,9 @@ import { ProfileBodySchema } from './profile/schemas.js';
 import type { BehaviorService } from './service.js';
 import { Type } from 'typebox';
 import type { ContextBuilder } from './context/context.js';
+import type { ContactContexts } from './context/contact.js';
 import { MONITOR_TICK_MAX, type PatternMonitor } from './monitor/monitor.js';
-import { BatchContextBodySchema, ContextBodySchema, CONTEXT_LIMITS } from './context/schemas.js';
+import { BatchContextBodySchema, ContactContextQuerySchema, ContextBodySchema, CONTEXT_LIMITS } from './context/schemas.js';
 
 const tags = ['behavior'];
 const READ = { permission: 'READ_MEMORY' } as const;
@@ -32,13 +33,14 @@ export interface BehaviorRouteDeps {
   predictor: TargetPredictor;
   profiler: Profiler;
   context: ContextBuilder;
+  contacts: ContactContexts;
   monitor: PatternMonitor;
   tenancy: Pick<TenancyApi, 'metered'>;
   /** Extract calls per minute per key; counted apart from RATE_LIMIT_PER_MINUTE. */
   extractPerMinute: number;
 }
 
-export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, monitor, tenancy, extractPerMinute }) => {
+export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = async (app, { behavior, predictor, profiler, context, contacts, monitor, tenancy, extractPerMinute }) => {
   app.post(
     '/lattice/patterns/extract',
     {
@@ -81,6 +83,27 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
       },
     },
     async (request) => behavior.contactPatterns(request.principal.projectId, request.params.contactId, request.query),
+  );
+
+  app.get(
+    '/lattice/contacts/:contactId/context',
+    {
+      config: { ...READ, audit: 'read.context' },
+      schema: {
+        tags,
+        summary: "A contact's context: its card, patterns, recent events and memories, and its part of the graph",
+        description:
+          'contactId is a subject externalId (of any kind; narrow with subjectKind): every subject with that id is the contact. 404 when no memory, event or observation of the project is about it. ' +
+          "The card: displayName, email, phone and tags from the latest typed readings of display_name (displayName, name, full_name), email, phone (phone_number) and tags (split at commas), displayName else the name of the graph entity that stands for the contact; segment, the RFM segment of its profile (without asOf); lifetimeValue, the sum of the amounts its activity carries; lastInteractionAt, its latest activity. Fields with nothing behind them are left out. " +
+          'activePatterns: its active patterns, most confident first (with asOf, those valid then). recentEvents: its events in the log and its activity memories (type event or with metadata.eventType), newest first, up to eventsLimit. recentMemories: its other live memories, newest first, up to memoriesLimit. ' +
+          'entities and edges: the graph entities that stand for the contact or are mentioned in those memories (at most 50), and what lies within graphHops of them over edges between entities (both directions, at most 200 edges). ' +
+          'With asOf, everything is as it stood then: memories valid and written by then, events up to then, patterns valid then, edges valid then.',
+        params: ContactParamsSchema,
+        querystring: ContactContextQuerySchema,
+        response: { 200: Type.Ref('ContactContext') },
+      },
+    },
+    async (request) => contacts.build(request.principal.projectId, request.params.contactId, request.query),
   );
 
   const monitorRules =

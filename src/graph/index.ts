@@ -1,6 +1,7 @@
 // The graph domain's face: a bi-temporal knowledge graph of entities and edges, resolved by name,
 // extracted from memories (a heuristic job, or the caller's model over MCP), traversed at any
 // instant, and folded back into recall (prefetch, associative search bonus, onboarding briefings).
+import type { BehaviorApi } from '../behavior/index.js';
 import type { MemoryApi } from '../memory/index.js';
 import { bindMethods, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
@@ -21,7 +22,7 @@ export type GraphApi = Pick<GraphService, 'createEntity' | 'createEdge' | 'retir
 
 export function createGraphModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'pool'>,
-  deps: { memory: Pick<MemoryApi, 'getMany' | 'setGraphBonus'> },
+  deps: { memory: Pick<MemoryApi, 'getMany' | 'setGraphBonus'>; behavior: Pick<BehaviorApi, 'setContactGraph'> },
 ): DomainModule<GraphApi, GraphJobs> {
   const settings = { platformExtraction: runtime.config.graphExtraction };
   const graph = new GraphService(runtime.db, settings);
@@ -29,6 +30,8 @@ export function createGraphModule(
   const recall = new GraphRecall(runtime.db, deps.memory, runtime.pool);
   // MEMORY_ASSOCIATIVE_RECALL_ENABLED: ranked search adds the graph's bounded bonus.
   if (runtime.config.associativeRecall) deps.memory.setGraphBonus((projectId, ids) => recall.bonus(projectId, ids));
+  // A contact's context (behaviour) shows its part of the graph.
+  deps.behavior.setContactGraph((projectId, subjects, options) => recall.subjectGraph(projectId, subjects, options));
   return {
     name: 'graph',
     api: {

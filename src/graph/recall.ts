@@ -17,6 +17,17 @@ const BRIEFING_MEMORIES_PER_ENTITY = 50;
 /** The chain a briefing inherits along. */
 const CHAIN_PREDICATES = ['member_of', 'part_of'];
 
+/** A contact's part of the graph (GET /lattice/contacts/{contactId}/context). */
+export interface SubjectGraph {
+  entities: { id: string; kind: string; name: string; metadata: Record<string, unknown> }[];
+  edges: { id: string; sourceEntityId: string; targetEntityId: string; kind: string; weight: number }[];
+  /** Of the entities, those that stand for one of the subjects. */
+  subjectEntityIds: string[];
+}
+
+/** Seed entities of a contact's graph, and entities and edges it answers, at most. */
+export const SUBJECT_GRAPH_LIMITS = { seeds: 50, edges: 200 } as const;
+
 export class GraphRecall {
   constructor(
     private readonly db: Db,
@@ -47,6 +58,43 @@ export class GraphRecall {
     if (memoryIds.length < 2) return new Map();
     const rows = await store.sharedEntityCounts(this.db, projectId, memoryIds);
     return new Map(rows.map((r) => [r.memoryId, Math.min(1, r.shared / FULL_BONUS_SHARED)]));
+  }
+
+  /**
+   * A contact's part of the graph at `at`: the entities standing for its subjects or mentioned in
+   * its memories (at most SUBJECT_GRAPH_LIMITS.seeds), and, breadth-first from them over edges
+   * between entities valid at `at` (both directions, GRAPH_LIMITS.fanOut per entity and hop), what
+   * lies within `hops`, at most SUBJECT_GRAPH_LIMITS.edges edges. Edges to a literal value are left
+   * out (an edge here joins two entities).
+   */
+  async subjectGraph(
+    projectId: string,
+    subjects: readonly { kind: string; externalId: string }[],
+    options: { at: Date; hops: number; memoryIds: readonly string[] },
+  ): Promise<SubjectGraph> {
+    const seeds = await store.subjectSeedEntities(this.db, projectId, subjects, options.memoryIds, options.at, SUBJECT_GRAPH_LIMITS.seeds);
+    const reached = new Set(seeds);
+    const edges = new Map<string, store.EdgeRow>();
+    let frontier = seeds;
+    for (let hop = 1; hop <= options.hops && frontier.length > 0 && edges.size < SUBJECT_GRAPH_LIMITS.edges; hop++) {
+      const next: string[] = [];
+      for (const e of await store.hopEdges(this.db, projectId, frontier, { at: options.at, both: true, fanOut: GRAPH_LIMITS.fanOut })) {
+        if (e.object_id === null || edges.has(e.id) || edges.size >= SUBJECT_GRAPH_LIMITS.edges) continue;
+        edges.set(e.id, e);
+        for (const id of [e.subject_id, e.object_id]) {
+          if (reached.has(id)) continue;
+          reached.add(id);
+          next.push(id);
+        }
+      }
+      frontier = next;
+    }
+    const entities = await store.getEntities(this.db, projectId, [...reached]);
+    return {
+      entities: entities.map((e) => ({ id: e.id, kind: e.type, name: e.canonical_name, metadata: e.metadata ?? {} })),
+      edges: [...edges.values()].map((e) => ({ id: e.id, sourceEntityId: e.subject_id, targetEntityId: e.object_id!, kind: e.predicate, weight: Number(e.weight) })),
+      subjectEntityIds: entities.filter((e) => subjects.some((s) => s.kind === e.subject_kind && s.externalId === e.subject_external_id)).map((e) => e.id),
+    };
   }
 
   /**

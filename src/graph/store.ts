@@ -637,3 +637,26 @@ export async function eraseSubjectGraph(tx: Queryable, projectId: string, subjec
   ).rowCount;
   return { graph_entities: entities, graph_edges: edges, graph_mentions: mentions };
 }
+
+/**
+ * The entities valid at `at` that stand for one of these subjects or are mentioned in one of these
+ * memories (a contact's own part of the graph), those standing for a subject first, at most `limit`.
+ */
+export async function subjectSeedEntities(
+  db: Queryable,
+  projectId: string,
+  subjects: readonly { kind: string; externalId: string }[],
+  memoryIds: readonly string[],
+  at: Date,
+  limit: number,
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT e.id FROM graph_entities e
+      WHERE e.project_id = $1 AND ${validAt('e', '$5')} AND e.superseded_by_id IS NULL
+        AND ((e.subject_kind, e.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+             OR e.id IN (SELECT g.entity_id FROM graph_mentions g WHERE g.project_id = $1 AND g.memory_id = ANY($4::text[])))
+      ORDER BY (e.subject_kind IS NULL), e.id LIMIT $6`,
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), memoryIds, at.toISOString(), limit],
+  );
+  return rows.map((r) => r.id);
+}

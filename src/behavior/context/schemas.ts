@@ -68,3 +68,56 @@ export const BundleSchema = Type.Object(
   { $id: 'ContextBundle', title: 'ContextBundle' },
 );
 export type Bundle = Static<typeof BundleSchema>;
+
+// ---- a contact's context (GET /lattice/contacts/{contactId}/context; SDK-WIRE.md 4.4) ----------
+
+export const CONTACT_CONTEXT_LIMITS = { events: { default: 25, max: 200 }, memories: { default: 25, max: 100 }, hops: { default: 1, max: 3 } } as const;
+
+export const ContactContextQuerySchema = Type.Object(
+  {
+    asOf: Type.Optional(Timestamp('The context as it stood at this instant (memories valid then, events up to it, the patterns valid then); default now')),
+    eventsLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: CONTACT_CONTEXT_LIMITS.events.max, default: CONTACT_CONTEXT_LIMITS.events.default })),
+    memoriesLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: CONTACT_CONTEXT_LIMITS.memories.max, default: CONTACT_CONTEXT_LIMITS.memories.default })),
+    graphHops: Type.Optional(Type.Integer({ minimum: 1, maximum: CONTACT_CONTEXT_LIMITS.hops.max, default: CONTACT_CONTEXT_LIMITS.hops.default })),
+    subjectKind: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only the subject of this kind (contactId matches subjects of any kind otherwise)' })),
+  },
+  { additionalProperties: false },
+);
+export type ContactContextQuery = Static<typeof ContactContextQuerySchema>;
+
+export const ContactContextSchema = Type.Object(
+  {
+    contactId: Type.String(),
+    contact: Type.Object({
+      id: Type.String(),
+      displayName: Type.Optional(Type.String({ description: "The latest typed reading of display_name, displayName, name or full_name; else the name of the graph entity that stands for the contact" })),
+      email: Type.Optional(Type.String({ description: 'The latest typed reading of email' })),
+      phone: Type.Optional(Type.String({ description: 'The latest typed reading of phone or phone_number' })),
+      segment: Type.Optional(Type.String({ description: 'The RFM segment of its profile (POST /lattice/profile); without asOf only' })),
+      tags: Type.Optional(Type.Array(Type.String(), { description: 'The latest typed reading of tags, split at commas' })),
+      lifetimeValue: Type.Optional(Type.Number({ description: 'The sum of the amounts its activity carries, all of it up to asOf (as profiles read amounts)' })),
+      lastInteractionAt: Type.Optional(Timestamp('Its latest activity up to asOf')),
+    }),
+    activePatterns: Type.Array(Type.Ref('PatternRecord')),
+    recentEvents: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        eventType: Type.String(),
+        title: Type.String(),
+        occurredAt: Timestamp(),
+        data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      }),
+      { description: 'Its events in the log and its activity memories (type event or with metadata.eventType), newest first' },
+    ),
+    recentMemories: Type.Array(
+      Type.Object({ id: Type.String(), content: Type.String(), importance: Type.Number(), scope: Type.String(), type: Type.String(), created: Timestamp() }),
+      { description: 'Its other live memories (not activity, not mined patterns), newest first' },
+    ),
+    entities: Type.Optional(Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), name: Type.String(), metadata: Type.Record(Type.String(), Type.Unknown()) }))),
+    edges: Type.Optional(
+      Type.Array(Type.Object({ id: Type.String(), sourceEntityId: Type.String(), targetEntityId: Type.String(), kind: Type.String(), weight: Type.Optional(Type.Number()) })),
+    ),
+  },
+  { $id: 'ContactContext', title: 'ContactContext' },
+);
+export type ContactContext = Static<typeof ContactContextSchema>;

@@ -71,6 +71,24 @@ export async function activePatterns(db: Queryable, projectId: string, subject: 
   return rows.map((r) => toPattern(r).record);
 }
 
+/**
+ * These subjects' patterns as they stood at `at`: the pattern memories valid then (mining ends a
+ * pattern's validity when it deactivates it); without `at`, the active ones. Most confident first.
+ */
+export async function patternsAt(db: Queryable, projectId: string, subjects: readonly Subject[], at: Date | undefined): Promise<PatternRecord[]> {
+  if (subjects.length === 0) return [];
+  const { rows } = await db.query<PatternRow>(
+    `SELECT ${COLUMNS} FROM memories m
+      WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL
+        AND (m.subject_kind, m.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+        AND CASE WHEN $4::timestamptz IS NULL THEN m.metadata->>'active' = 'true'
+                 ELSE m.valid_from <= $4::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $4::timestamptz) AND m.created_at <= $4::timestamptz END
+      ORDER BY m.confidence DESC, m.id`,
+    [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), at?.toISOString() ?? null],
+  );
+  return rows.map((r) => toPattern(r).record);
+}
+
 export async function getPattern(db: Queryable, projectId: string, id: string): Promise<PatternRecord | undefined> {
   const { rows } = await db.query<PatternRow>(`SELECT ${COLUMNS} FROM memories m WHERE m.project_id = $1 AND m.id = $2 AND m.pattern_key IS NOT NULL`, [projectId, id]);
   return rows[0] && toPattern(rows[0]).record;
