@@ -54,7 +54,6 @@
 // and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no mining in the background: it would re-mine the
 // simulated patterns and the apparel customers), REQUEST_TIMEOUT_MS 600000 and
 // RATE_LIMIT_PER_MINUTE 10000000 (the calls would pass the default 6,000 a minute).
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
@@ -63,6 +62,7 @@ import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
 import { markdownTable, mulberry32, perSecond, progress, onEachBackend, ProjectClient, runBench, sleep, thousands } from './support.js';
+import { dayOf, loadPurchases, type Purchase } from './apparel.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -347,30 +347,6 @@ async function benchConvergence(run: Run, k: number, w: Write): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // 2. Calibration of the recorded predictions on the apparel development set
 
-interface Purchase {
-  customer: string;
-  /** Days since the epoch (UTC). */
-  day: number;
-  price: number;
-}
-
-function loadPurchases(): Purchase[] {
-  const text = readFileSync(new URL('./data/apparel_trans.csv', import.meta.url), 'utf8');
-  const unquote = (s: string | undefined) => (s ?? '').replace(/"/g, '');
-  return text
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line, i) => {
-      const [, id, date, price] = line.split(',').map(unquote);
-      const day = Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-      const value = Number(price);
-      if (!id || !Number.isInteger(day) || !Number.isFinite(value)) throw new Error(`apparel_trans.csv line ${i + 2}: ${JSON.stringify(line)}`);
-      return { customer: id, day, price: value };
-    });
-}
-
-const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
 interface TargetAnswer {
   targetPrediction: { probability: number | null; model: string | null; predictionId: string | null; explanation: string };

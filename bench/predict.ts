@@ -48,7 +48,6 @@
 // BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no automatic mining in the
 // background while measuring), REQUEST_TIMEOUT_MS 600000 (the whole-project extract is awaited
 // within it) and RATE_LIMIT_PER_MINUTE 10000000 (the sequential calls would pass the default 6,000).
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
@@ -58,6 +57,7 @@ import { createLogger } from '../src/platform/logger.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
 import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
 import { CUSTOMER_KIND as KIND, HABITS, PURCHASE_ATTRIBUTE as ATTRIBUTE, PURCHASES, subjectId, syntheticPurchases } from './customers.js';
+import { dayOf, loadPurchases, type Purchase } from './apparel.js';
 
 process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
 process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
@@ -181,30 +181,6 @@ interface Run {
 // ---------------------------------------------------------------------------------------------
 // 1. Quality on real purchases
 
-interface Purchase {
-  customer: string;
-  /** Days since the epoch (UTC). */
-  day: number;
-  price: number;
-}
-
-function loadPurchases(): Purchase[] {
-  const text = readFileSync(new URL('./data/apparel_trans.csv', import.meta.url), 'utf8');
-  const unquote = (s: string | undefined) => (s ?? '').replace(/"/g, '');
-  return text
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line, i) => {
-      const [, id, date, price] = line.split(',').map(unquote);
-      const day = Date.parse(`${date}T00:00:00Z`) / DAY_MS;
-      const value = Number(price);
-      if (!id || !Number.isInteger(day) || !Number.isFinite(value)) throw new Error(`apparel_trans.csv line ${i + 2}: ${JSON.stringify(line)}`);
-      return { customer: id, day, price: value };
-    });
-}
-
-const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
 interface Scored {
   /** P(at least one purchase in the horizon). */

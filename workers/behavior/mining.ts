@@ -2,6 +2,12 @@
 // a usual time of day. Pure: the times and the end of the observation window come in, patterns come
 // out; no clock. Every pattern's confidence is the mean of a Beta posterior over its hits and misses
 // (uniform prior: (hits + 1) / (hits + misses + 2)), so the outcome loop can go on updating it.
+// A cadence seen only 3 to 5 times, or a preference named 3 or 4 times, is kept as a tentative
+// pattern: each observation it lacks to be a full one counts as MINING.unseenWeight misses (`unseen` says
+// how many in all), so its confidence is low and honest (3 occurrences on cadence: 3/16),
+// decisions can cite it, and outcomes move it from there. A few gaps look regular by chance often,
+// and a customer seen 3 times may not come back: on the apparel purchases (bench/pattern-calibration.ts)
+// the next firing of such a cadence came true 15 to 18% of the time.
 import binomialCdf from '@stdlib/stats-base-dists-binomial-cdf';
 import { median } from './stats.js';
 
@@ -31,7 +37,10 @@ export interface MinedPattern {
   /** Beta posterior mean of the pattern holding: (hits + 1) / (hits + misses + 2). */
   confidence: number;
   hits: number;
+  /** The observations it did not hold for, and `unseen` more. */
   misses: number;
+  /** A tentative pattern's pseudo-misses (MINING.unseenWeight for each observation short of a full one's), counted among the misses; 0 for a full pattern. */
+  unseen: number;
   observationCount: number;
   observationWindowDays: number;
   lastObservedAt: number;
@@ -43,8 +52,11 @@ export interface MinedPattern {
 const SAME_OCCURRENCE_MS = 60 * 60 * 1000;
 
 export const MINING = {
-  /** recurring_event: least number of gaps between occurrences. */
+  /** recurring_event: the gaps between occurrences a full pattern needs, and the least a tentative one does. */
   minGaps: 5,
+  tentativeMinGaps: 2,
+  /** A tentative pattern: the misses each observation it lacks counts as. */
+  unseenWeight: 4,
   /** recurring_event: a gap is on cadence when within this fraction of the period (of its multiple). */
   tolerance: 0.2,
   /** recurring_event: least share of elapsed periods with an on-cadence occurrence. */
@@ -57,8 +69,9 @@ export const MINING = {
   /** time_of_day: the Rayleigh test's level, and the widest circular spread accepted (minutes). */
   timeTestLevel: 0.001,
   maxTimeSpreadMinutes: 120,
-  /** entity_preference: least activities naming an entity, least share of the top one, the binomial test's level. */
+  /** entity_preference: activities naming an entity a full pattern needs, and the least a tentative one does; least share of the top one, the binomial test's level. */
   minEntityActivities: 5,
+  tentativeMinEntityActivities: 3,
   minEntityShare: 0.5,
   entityTestLevel: 0.05,
   /** declining_engagement: least occurrences, the recent share of the window, the one-sided test's level, the largest recent/earlier rate ratio. */
@@ -101,10 +114,11 @@ function collapse(times: Float64Array): number[] {
 const windowDays = (c: Context) => Math.max(0, (c.now - c.first) / DAY_MS);
 
 /** The counts and Beta posterior mean of a pattern that holds for `hits` of `n` observations. */
-const heldFor = (c: Context, hits: number, n: number) => ({
-  confidence: (hits + 1) / (n + 2),
+const heldFor = (c: Context, hits: number, n: number, unseen = 0) => ({
+  confidence: (hits + 1) / (n + unseen + 2),
   hits,
-  misses: n - hits,
+  misses: n - hits + unseen,
+  unseen,
   observationCount: n,
   observationWindowDays: windowDays(c),
   lastObservedAt: c.last,
@@ -115,11 +129,13 @@ const heldFor = (c: Context, hits: number, n: number) => ({
  * each gap divided by the number of periods it spans (so a missed occurrence, a gap of two periods,
  * does not drag the period up). A gap is a hit when it is within `tolerance` of its multiple of the
  * period; every period it spans beyond the first is a miss, and so is every period elapsed since the
- * last occurrence. The regularity test is the share of hits among elapsed periods.
+ * last occurrence. The regularity test is the share of hits among elapsed periods. Fewer than
+ * minGaps gaps (at least tentativeMinGaps) make a tentative pattern: the gaps it lacks are misses.
  */
 function recurring(c: Context): MinedPattern | undefined {
   const gaps = c.occurrences.slice(1).map((t, i) => (t - c.occurrences[i]!) / DAY_MS);
-  if (gaps.length < MINING.minGaps) return undefined;
+  if (gaps.length < MINING.tentativeMinGaps) return undefined;
+  const unseen = MINING.unseenWeight * Math.max(0, MINING.minGaps - gaps.length);
   let period = median(gaps);
   for (let pass = 0; pass < 2; pass++) period = median(gaps.map((g) => g / Math.max(1, Math.round(g / period))));
   if (!(period > 0)) return undefined;
@@ -136,9 +152,10 @@ function recurring(c: Context): MinedPattern | undefined {
   return {
     patternKind: 'recurring_event',
     cadence: { periodDays: period, timezone: c.timezone },
-    confidence: (hits + 1) / (hits + misses + 2),
+    confidence: (hits + 1) / (hits + misses + unseen + 2),
     hits,
-    misses,
+    misses: misses + unseen,
+    unseen,
     observationCount: c.occurrences.length,
     observationWindowDays: windowDays(c),
     lastObservedAt: c.last,
@@ -204,11 +221,13 @@ function timeOfDay(c: Context): MinedPattern | undefined {
  * A preferred entity: among the activities that name one, the most named, kept when it holds at
  * least half of them and an exact binomial test rejects "all named entities alike" at entityTestLevel
  * (Bonferroni-corrected for the number of distinct entities; with one entity ever named, the share
- * alone decides). Hits are activities naming it, misses those naming another.
+ * alone decides). Hits are activities naming it, misses those naming another. Fewer than
+ * minEntityActivities (at least tentativeMinEntityActivities) make a tentative pattern: the
+ * activities it lacks are misses.
  */
 function entityPreference(c: Context, input: MiningInput): MinedPattern | undefined {
   const named = (input.entities ?? []).filter((e): e is string => typeof e === 'string' && e.length > 0);
-  if (named.length < MINING.minEntityActivities) return undefined;
+  if (named.length < MINING.tentativeMinEntityActivities) return undefined;
   const counts = new Map<string, number>();
   for (const e of named) counts.set(e, (counts.get(e) ?? 0) + 1);
   // Ties break by name, so the answer does not depend on the input's order.
@@ -221,7 +240,7 @@ function entityPreference(c: Context, input: MiningInput): MinedPattern | undefi
     patternKind: 'entity_preference',
     cadence: { timezone: c.timezone },
     entity,
-    ...heldFor(c, top, n),
+    ...heldFor(c, top, n, MINING.unseenWeight * Math.max(0, MINING.minEntityActivities - n)),
     toleranceMinutes: 0,
   };
 }
@@ -255,6 +274,7 @@ function decliningEngagement(c: Context): MinedPattern | undefined {
     confidence: (hits + 1) / (hits + recent + 2),
     hits,
     misses: recent,
+    unseen: 0,
     observationCount: n,
     observationWindowDays: windowDays(c),
     lastObservedAt: c.last,

@@ -32,6 +32,11 @@ function quarterHour(time: string | undefined): string {
  * keeps the exact values.
  */
 export function summarise(meta: PatternMeta): string {
+  const line = describe(meta);
+  return meta.unseen ? `${line} (tentative: seen ${meta.observationCount} times)` : line;
+}
+
+function describe(meta: PatternMeta): string {
   const what = label(meta);
   const c = meta.cadence ?? {};
   switch (meta.patternKind) {

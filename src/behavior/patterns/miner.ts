@@ -211,6 +211,7 @@ export class PatternMiner {
       confidence: p.confidence,
       hits: p.hits,
       misses: p.misses,
+      ...(p.unseen > 0 ? { unseen: p.unseen } : {}),
       observationCount: p.observationCount,
       observationWindowDays: p.observationWindowDays,
       lastObservedAt: new Date(p.lastObservedAt).toISOString(),

@@ -26,7 +26,13 @@ export const PatternMetaSchema = Type.Object(
         'The pattern\'s confidence: mined, the Beta posterior mean (hits + 1) / (hits + misses + 2); once decisions citing the pattern have outcomes, that updated by them (minedConfidence is then the mined value)',
     }),
     hits: Type.Integer({ description: 'Mined: periods (or activities) the pattern held for' }),
-    misses: Type.Integer({ description: 'Mined: periods (or activities) it did not' }),
+    misses: Type.Integer({ description: 'Mined: periods (or activities) it did not, `unseen` included' }),
+    unseen: Type.Optional(
+      Type.Integer({
+        description:
+          'A tentative pattern (a cadence from 3 to 5 occurrences, a preference from 3 or 4 activities): the observations it lacks to be a full one, counted among the misses, so its confidence is low until more activity or outcomes say otherwise',
+      }),
+    ),
     minedConfidence: Type.Optional(Type.Number({ description: 'The confidence mining alone gives, once outcomes have moved `confidence`' })),
     outcomeHits: Type.Optional(Type.Number({ description: 'Weighted successes of decisions that cited the pattern (a partial outcome counts half)' })),
     outcomeMisses: Type.Optional(Type.Number({ description: 'Weighted failures of decisions that cited the pattern' })),

@@ -57,8 +57,44 @@ describe('minePatterns: worked examples', () => {
 
   it('finds nothing in no activity, or in too little to tell', () => {
     expect(minePatterns({ times: times([]), now: MONDAY_9AM })).toEqual([]);
+    const two = [MONDAY_9AM, MONDAY_9AM + 7 * DAY];
+    expect(minePatterns({ times: times(two), now: two.at(-1)! + DAY })).toEqual([]);
+  });
+
+  it('keeps a cadence seen 3 to 5 times as a tentative pattern whose missing gaps count as misses', () => {
     const four = Array.from({ length: 4 }, (_, i) => MONDAY_9AM + i * 7 * DAY);
-    expect(minePatterns({ times: times(four), now: four.at(-1)! + DAY })).toEqual([]);
+    const found = minePatterns({ times: times(four), now: four.at(-1)! + DAY });
+    // Only the cadence: four occurrences are too few for the day and time tests.
+    expect(found.map((p) => p.patternKind)).toEqual(['recurring_event']);
+    // Three gaps on cadence, two short of a full pattern's five, each worth 4 misses: Beta(3 + 1, 8 + 1), mean 4/13.
+    expect(found[0]).toMatchObject({ hits: 3, misses: 8, unseen: 8, observationCount: 4, cadence: { periodDays: 7 } });
+    expect(found[0]!.confidence).toBeCloseTo(4 / 13, 12);
+    expect(found[0]!.nextExpectedAt).toBe(four.at(-1)! + 7 * DAY);
+    // Three occurrences: two gaps, three short, 3/16; six: a full pattern, 6/7, nothing unseen.
+    const confidence = (n: number) => {
+      const ts = Array.from({ length: n }, (_, i) => MONDAY_9AM + i * 7 * DAY);
+      return kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY }), 'recurring_event')!;
+    };
+    expect(confidence(3).confidence).toBeCloseTo(3 / 16, 12);
+    expect(confidence(6)).toMatchObject({ unseen: 0, hits: 5, misses: 0 });
+    expect(confidence(6).confidence).toBeCloseTo(6 / 7, 12);
+  });
+
+  it('never lets fewer on-cadence occurrences carry more confidence than more of them', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 3, max: 12 }), (periodDays, n) => {
+        const mine = (k: number) => {
+          const ts = Array.from({ length: k }, (_, i) => MONDAY_9AM + i * periodDays * DAY);
+          return kind(minePatterns({ times: times(ts), now: ts.at(-1)! + 60_000 }), 'recurring_event')!;
+        };
+        const fewer = mine(n);
+        const more = mine(n + 1);
+        expect(fewer.confidence).toBeLessThan(more.confidence);
+        // The Beta posterior mean over the counts it reports, unseen misses included.
+        expect(fewer.confidence).toBeCloseTo((fewer.hits + 1) / (fewer.hits + fewer.misses + 2), 12);
+        expect(fewer.unseen).toBe(4 * Math.max(0, 5 - (n - 1)));
+      }),
+    );
   });
 
   it('wraps time of day around midnight', () => {
@@ -198,8 +234,17 @@ describe('minePatterns: entity preference and declining engagement', () => {
     const ts = daily(12);
     const spread = ts.map((_, i) => ['a', 'b', 'c', 'd'][i % 4]!);
     expect(kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities: spread }), 'entity_preference')).toBeUndefined();
-    const few = ts.map((_, i) => (i < 4 ? 'a' : null));
+    const few = ts.map((_, i) => (i < 2 ? 'a' : null));
     expect(kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities: few }), 'entity_preference')).toBeUndefined();
+  });
+
+  it('keeps a preference named 3 or 4 times as a tentative pattern, the missing activities as misses', () => {
+    const ts = daily(12);
+    const four = ts.map((_, i) => (i < 4 ? 'a' : null));
+    const p = kind(minePatterns({ times: times(ts), now: ts.at(-1)! + DAY, entities: four }), 'entity_preference')!;
+    // Four of four name it, one short of a full pattern's five, worth 4 misses: Beta(4 + 1, 4 + 1), mean 1/2.
+    expect(p).toMatchObject({ entity: 'a', hits: 4, misses: 4, unseen: 4, observationCount: 4 });
+    expect(p.confidence).toBeCloseTo(1 / 2, 12);
   });
 
   it('finds engagement that fell away: daily for 60 days, then silent for 30', () => {
