@@ -6,11 +6,13 @@ import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
-import type { ConsolidateResult, DedupResult } from './schemas.js';
-import { decayIdle, listProjectIds, loadDedupCandidates, markDuplicates, type DedupCandidate } from './store.js';
+import { lexicalSimilarity, nearDuplicateSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
+import type { ConsolidateResult, DedupResult, MergeResult } from './schemas.js';
+import { decayIdle, listProjectIds, loadDedupCandidates, markDuplicates, mergeCluster, type DedupCandidate } from './store.js';
 
 export const DEDUP_DEFAULTS = { threshold: 0.92, scanLimit: 1000, maxScanLimit: 10_000 } as const;
 export const CONSOLIDATE_DEFAULTS = { windowDays: 30, decayFactor: 0.9, importanceFloor: 1 } as const;
+export const MERGE_DEFAULTS = { maxClusters: 100, maxClustersCap: 1000, maxClusterSize: 10, maxClusterSizeCap: 100 } as const;
 const DETAIL_LIMIT = 100;
 
 export interface DedupOptions {
@@ -18,6 +20,15 @@ export interface DedupOptions {
   scanLimit?: number;
   subject?: Subject;
   dryRun?: boolean;
+}
+
+export interface MergeOptions {
+  threshold?: number;
+  /** Default true: report what would be merged. */
+  dryRun?: boolean;
+  maxClusters?: number;
+  maxClusterSize?: number;
+  subject?: Subject;
 }
 
 export interface ConsolidateOptions {
@@ -32,6 +43,7 @@ export type CurationJobs = {
   'memory.dedup': { payload: { projectId: string } & DedupOptions; result: DedupResult };
   'memory.consolidate': { payload: { projectId: string } & ConsolidateOptions; result: ConsolidateResult };
   'memory.consolidate-all': { payload: Record<string, never>; result: { projects: number } };
+  'memory.merge': { payload: { projectId: string } & MergeOptions; result: MergeResult };
 };
 
 /** Which memory of a group survives: confirmed over pending, then importance, confidence, recency, age. */
@@ -56,6 +68,10 @@ export class MemoryCuration {
     return this.queue.run('memory.dedup', { projectId, ...options });
   }
 
+  merge(projectId: string, options: MergeOptions = {}): Promise<MergeResult> {
+    return this.queue.run('memory.merge', { projectId, ...options });
+  }
+
   consolidate(projectId: string, options: ConsolidateOptions = {}): Promise<ConsolidateResult> {
     return this.queue.run('memory.consolidate', { projectId, ...options });
   }
@@ -73,8 +89,59 @@ export class MemoryCuration {
     const scanLimit = Math.min(options.scanLimit ?? DEDUP_DEFAULTS.scanLimit, DEDUP_DEFAULTS.maxScanLimit);
     const candidates = await loadDedupCandidates(this.db, projectId, scanLimit, options.subject);
     const empty: DedupResult = { scanned: candidates.length, groups: 0, superseded: 0, dryRun: options.dryRun ?? false, groupsDetail: [] };
-    if (candidates.length < 2) return empty;
+    const detail: DedupResult['groupsDetail'] = [];
+    const pairs: { id: string; keptId: string }[] = [];
+    for (const members of await this.groups(candidates, threshold)) {
+      const [kept, ...rest] = [...members].sort(strongestFirst);
+      detail.push({ keptId: kept!.id, supersededIds: rest.map((m) => m.id) });
+      for (const m of rest) pairs.push({ id: m.id, keptId: kept!.id });
+    }
+    const superseded = options.dryRun ? pairs.length : await markDuplicates(this.db, projectId, pairs);
+    return { ...empty, groups: detail.length, superseded, groupsDetail: detail.slice(0, DETAIL_LIMIT) };
+  }
 
+  /**
+   * POST /admin/memory/merge: dedup's groups, each merged into its strongest member, whose
+   * provenance then lists the others (they are superseded by it; its importance and confidence
+   * become the group's highest). Single linkage can chain A to B to C though A and C differ: a group
+   * is merged only when every pair of its members is a near duplicate at `threshold` and it has at
+   * most maxClusterSize members; otherwise it abstains, with the reason. Each group is one
+   * transaction. The largest groups first, at most maxClusters of them.
+   */
+  async runMerge(projectId: string, options: MergeOptions = {}): Promise<MergeResult> {
+    const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
+    const dryRun = options.dryRun ?? true;
+    const maxClusters = Math.min(options.maxClusters ?? MERGE_DEFAULTS.maxClusters, MERGE_DEFAULTS.maxClustersCap);
+    const maxClusterSize = Math.min(options.maxClusterSize ?? MERGE_DEFAULTS.maxClusterSize, MERGE_DEFAULTS.maxClusterSizeCap);
+    const candidates = await loadDedupCandidates(this.db, projectId, DEDUP_DEFAULTS.maxScanLimit, options.subject);
+    const found = (await this.groups(candidates, threshold)).sort((a, b) => b.length - a.length || (a[0]!.id < b[0]!.id ? -1 : 1));
+    const result: MergeResult = { clustersFound: found.length, clustersMerged: 0, clustersAbstained: 0, memoriesSuperseded: 0, scanned: candidates.length, dryRun, clusters: [] };
+    for (const members of found.slice(0, maxClusters)) {
+      const [kept, ...rest] = [...members].sort(strongestFirst);
+      const weakest = members.length > maxClusterSize ? undefined : weakestPair(members);
+      const why =
+        weakest === undefined
+          ? `${members.length} members, more than maxClusterSize ${maxClusterSize}`
+          : weakest < threshold
+            ? `not every pair is a near duplicate (the least alike pair scores ${weakest.toFixed(3)}, under ${threshold}): a chain, not one fact`
+            : undefined;
+      if (why) {
+        result.clustersAbstained++;
+        result.clusters.push({ keptId: kept!.id, mergedIds: rest.map((m) => m.id), merged: false, abstainedBecause: why });
+        continue;
+      }
+      const superseded = dryRun ? rest.length : await mergeCluster(this.db, projectId, kept!.id, rest.map((m) => m.id));
+      result.clustersMerged++;
+      result.memoriesSuperseded += superseded;
+      result.clusters.push({ keptId: kept!.id, mergedIds: rest.map((m) => m.id), merged: true, abstainedBecause: null });
+    }
+    result.clusters = result.clusters.slice(0, DETAIL_LIMIT);
+    return result;
+  }
+
+  /** Groups of two or more near duplicates among the candidates (single linkage, in the worker pool), within one scope and subject. */
+  private async groups(candidates: readonly DedupCandidate[], threshold: number): Promise<DedupCandidate[][]> {
+    if (candidates.length < 2) return [];
     const dimensions = candidates[0]!.vector.length;
     const vectors = new Float32Array(candidates.length * dimensions);
     candidates.forEach((c, i) => vectors.set(c.vector, i * dimensions));
@@ -93,16 +160,7 @@ export class MemoryCuration {
       if (group) group.push(candidates[i]!);
       else groups.set(root, [candidates[i]!]);
     });
-    const detail: DedupResult['groupsDetail'] = [];
-    const pairs: { id: string; keptId: string }[] = [];
-    for (const members of groups.values()) {
-      if (members.length < 2) continue;
-      const [kept, ...rest] = [...members].sort(strongestFirst);
-      detail.push({ keptId: kept!.id, supersededIds: rest.map((m) => m.id) });
-      for (const m of rest) pairs.push({ id: m.id, keptId: kept!.id });
-    }
-    const superseded = options.dryRun ? pairs.length : await markDuplicates(this.db, projectId, pairs);
-    return { ...empty, groups: detail.length, superseded, groupsDetail: detail.slice(0, DETAIL_LIMIT) };
+    return [...groups.values()].filter((members) => members.length > 1);
   }
 
   async runConsolidate(projectId: string, options: ConsolidateOptions = {}, now = new Date()): Promise<ConsolidateResult> {
@@ -120,10 +178,27 @@ export class MemoryCuration {
   }
 }
 
+/** The near-duplicate similarity of the least alike pair of a group (1 for one member). */
+export function weakestPair(members: readonly DedupCandidate[]): number {
+  const words = members.map((m) => normaliseText(m.content));
+  let weakest = 1;
+  for (let i = 0; i < members.length; i++) {
+    for (let j = i + 1; j < members.length; j++) {
+      const a = members[i]!.vector;
+      const b = members[j]!.vector;
+      let dot = 0;
+      for (let d = 0; d < a.length; d++) dot += a[d]! * b[d]!;
+      weakest = Math.min(weakest, nearDuplicateSimilarity(dot, lexicalSimilarity(words[i]!, words[j]!)));
+    }
+  }
+  return weakest;
+}
+
 export function curationJobs(curation: MemoryCuration): JobHandlers<CurationJobs> {
   return {
     'memory.dedup': ({ projectId, ...options }) => curation.runDedup(projectId, options),
     'memory.consolidate': ({ projectId, ...options }) => curation.runConsolidate(projectId, options),
     'memory.consolidate-all': () => curation.consolidateAll(),
+    'memory.merge': ({ projectId, ...options }) => curation.runMerge(projectId, options),
   };
 }

@@ -2,8 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SubjectSchema } from '../../platform/common-schemas.js';
-import { CONSOLIDATE_DEFAULTS, DEDUP_DEFAULTS, type MemoryCuration } from './curation.js';
-import { ConsolidateResultSchema, DedupResultSchema } from './schemas.js';
+import { CONSOLIDATE_DEFAULTS, DEDUP_DEFAULTS, MERGE_DEFAULTS, type MemoryCuration } from './curation.js';
+import { ConsolidateResultSchema, DedupResultSchema, MergeResultSchema } from './schemas.js';
 
 const WRITE = { permission: 'WRITE_MEMORY' } as const;
 const tags = ['memory'];
@@ -45,6 +45,38 @@ export const curationRoutes: FastifyPluginAsyncTypebox<{ curation: MemoryCuratio
     async (request) => {
       const started = performance.now();
       const result = await curation.dedup(request.principal.projectId, request.body);
+      return { ...result, durationMs: performance.now() - started };
+    },
+  );
+
+  app.post(
+    '/admin/memory/merge',
+    {
+      config: { ...WRITE, audit: 'write.merge' },
+      schema: {
+        tags,
+        summary: 'Merge clusters of near-duplicate memories into one each (a dry run unless dryRun is false)',
+        description:
+          'Finds the groups dedup finds (live, embedded memories of the same scope and subject, near-duplicate similarity at or above `threshold`, single linkage, among the newest 10,000), the largest first, at most `maxClusters`. ' +
+          'A group is merged into its strongest member (confirmed over pending, then importance, confidence, most recently true or recalled, oldest id): its provenance (sourceMemoryIds, also in metadata.sourceMemoryIds) gains the others, its importance and confidence become the group\'s highest, and the others are superseded by it (nothing is deleted). ' +
+          'It abstains, with the reason, on a group it is unsure of: more than `maxClusterSize` members, or two members that are not near duplicates of each other (single linkage chained them through a third). ' +
+          'Each group is merged in one transaction. Without `dryRun: false` nothing changes and the answer says what would be merged.',
+        body: Type.Object(
+          {
+            dryRun: Type.Optional(Type.Boolean({ default: true })),
+            threshold: Type.Optional(threshold),
+            maxClusters: Type.Optional(Type.Integer({ minimum: 1, maximum: MERGE_DEFAULTS.maxClustersCap, default: MERGE_DEFAULTS.maxClusters })),
+            maxClusterSize: Type.Optional(Type.Integer({ minimum: 2, maximum: MERGE_DEFAULTS.maxClusterSizeCap, default: MERGE_DEFAULTS.maxClusterSize })),
+            subject: Type.Optional(SubjectSchema),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ ...MergeResultSchema.properties, durationMs: Type.Number() }) },
+      },
+    },
+    async (request) => {
+      const started = performance.now();
+      const result = await curation.merge(request.principal.projectId, request.body);
       return { ...result, durationMs: performance.now() - started };
     },
   );

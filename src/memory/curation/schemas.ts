@@ -16,3 +16,22 @@ export const ConsolidateResultSchema = Type.Object({
   flaggedStale: Type.Integer(),
 });
 export type ConsolidateResult = Static<typeof ConsolidateResultSchema>;
+
+export const MergeResultSchema = Type.Object({
+  clustersFound: Type.Integer({ description: 'Groups of near duplicates found among the newest 10,000 live embedded memories' }),
+  clustersMerged: Type.Integer({ description: 'Groups merged (on a dry run: that would be)' }),
+  clustersAbstained: Type.Integer({ description: 'Groups left alone: too large, or not every pair a near duplicate' }),
+  memoriesSuperseded: Type.Integer({ description: 'Memories superseded by the member they were merged into (on a dry run: that would be)' }),
+  scanned: Type.Integer(),
+  dryRun: Type.Boolean(),
+  clusters: Type.Array(
+    Type.Object({
+      keptId: Type.String({ description: 'The member merged into (the strongest: confirmed, then importance, confidence, recency, age)' }),
+      mergedIds: Type.Array(Type.String()),
+      merged: Type.Boolean(),
+      abstainedBecause: Type.Union([Type.String(), Type.Null()]),
+    }),
+    { description: 'Up to 100 groups, the largest first' },
+  ),
+});
+export type MergeResult = Static<typeof MergeResultSchema>;

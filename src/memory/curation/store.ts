@@ -1,6 +1,6 @@
 // SQL for curation passes: dedup (near-duplicates) and consolidation (importance decay).
 import pgvector from 'pgvector';
-import type { Queryable } from '../../platform/db.js';
+import type { Db, Queryable } from '../../platform/db.js';
 
 export interface DedupCandidate {
   id: string;
@@ -67,6 +67,37 @@ export async function markDuplicates(db: Queryable, projectId: string, pairs: re
     [projectId, pairs.map((p) => p.id), pairs.map((p) => p.keptId)],
   );
   return result.rowCount;
+}
+
+/**
+ * Merges a group into `keptId` in one transaction: its provenance (source_memory_ids) gains the
+ * others and their own sources, its importance and confidence become the group's highest, and the
+ * others are superseded by it. Members no longer live are left out. Answers how many were superseded.
+ */
+export async function mergeCluster(db: Db, projectId: string, keptId: string, mergedIds: readonly string[]): Promise<number> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT id FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND status IN ('pending', 'confirmed') ORDER BY id FOR UPDATE`,
+      [projectId, [keptId, ...mergedIds]],
+    );
+    const live = new Set(rows.map((r) => r.id));
+    const merged = mergedIds.filter((id) => live.has(id));
+    if (!live.has(keptId) || merged.length === 0) return 0;
+    await tx.query(
+      `UPDATE memories k
+          SET source_memory_ids = (SELECT coalesce(array_agg(DISTINCT s), '{}') FROM (
+                                     SELECT unnest(k.source_memory_ids) AS s
+                                     UNION SELECT unnest($3::text[])
+                                     UNION SELECT unnest(m.source_memory_ids) FROM memories m WHERE m.project_id = $1 AND m.id = ANY($3::text[])) u
+                                   WHERE s <> k.id),
+              importance = greatest(k.importance, (SELECT max(m.importance) FROM memories m WHERE m.project_id = $1 AND m.id = ANY($3::text[]))),
+              confidence = greatest(k.confidence, (SELECT max(m.confidence) FROM memories m WHERE m.project_id = $1 AND m.id = ANY($3::text[]))),
+              updated_at = now()
+        WHERE k.project_id = $1 AND k.id = $2`,
+      [projectId, keptId, merged],
+    );
+    return markDuplicates(tx, projectId, merged.map((id) => ({ id, keptId })));
+  });
 }
 
 /**
