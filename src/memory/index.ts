@@ -16,6 +16,8 @@ import { ModelPass } from './observe/model-pass.js';
 import { MemoryObserver, observeJobs, type ObserveJobs } from './observe/observe.js';
 import { observeRoutes } from './observe/routes.js';
 import { MemoryReflection } from './reflect/reflect.js';
+import { ObservationConsolidation } from './consolidate/consolidate.js';
+import { consolidateRoutes } from './consolidate/routes.js';
 import { ConversationContexts } from './context/context.js';
 import { MemoryFeedback } from './feedback/feedback.js';
 import { feedbackRoutes } from './feedback/routes.js';
@@ -76,6 +78,7 @@ export function createMemoryModule(
   const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
   const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
+  const consolidation = new ObservationConsolidation(db, memory, runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'));
   const contexts = new ConversationContexts(db, search, pool);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -84,6 +87,7 @@ export function createMemoryModule(
     await app.register(curationRoutes, { curation });
     await app.register(observeRoutes, { observer });
     await app.register(reflectRoutes, { reflection });
+    await app.register(consolidateRoutes, { consolidation });
     await app.register(conversationContextRoutes, { contexts });
     await app.register(feedbackRoutes, { feedback: new MemoryFeedback(db) });
     await app.register(precedenceRoutes, { policies });

@@ -50,7 +50,7 @@ describe('merge', () => {
       { content: 'In coffee, prefers oat milk', vector: [0.98, 0.1, 0], importance: 8, confidence: 0.5, sourceMemoryIds: ['mem_the_chat_it_came_from'] },
     ]);
     chain = await seed(h, p.projectId, CHAIN.map((content) => ({ content, vector: [0, 1, 0] })));
-    [porto] = await seed(h, p.projectId, [{ content: 'Lives in Porto', vector: [0, 0, 1] }]);
+    porto = (await seed(h, p.projectId, [{ content: 'Lives in Porto', vector: [0, 0, 1] }]))[0]!;
   });
   afterAll(() => h?.close());
 
