@@ -80,6 +80,7 @@ export function createMemoryModule(
   const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
   const consolidation = new ObservationConsolidation(db, memory, runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'));
   const contexts = new ConversationContexts(db, search, pool);
+  const feedback = new MemoryFeedback(db);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
     await app.register(memoryRoutes, { memory });
@@ -89,7 +90,7 @@ export function createMemoryModule(
     await app.register(reflectRoutes, { reflection });
     await app.register(consolidateRoutes, { consolidation });
     await app.register(conversationContextRoutes, { contexts });
-    await app.register(feedbackRoutes, { feedback: new MemoryFeedback(db) });
+    await app.register(feedbackRoutes, { feedback });
     await app.register(precedenceRoutes, { policies });
   };
 
@@ -124,7 +125,7 @@ export function createMemoryModule(
     ],
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),
-    tools: memoryTools({ memory, search, observer, contexts }),
+    tools: memoryTools({ memory, search, observer, contexts, feedback }),
     subjectData: memorySubjectData(db),
     backlog: async (projectId) => {
       const { total, embedded, oldestPendingAt } = await countEmbedded(db, projectId);

@@ -6,6 +6,7 @@ import { SUBJECT_LIMITS } from '../platform/common-schemas.js';
 import { isStorableTimestamp } from '../platform/input-guard.js';
 import { defineTool, type ToolDefinition } from '../platform/module.js';
 import type { ConversationContexts } from './context/context.js';
+import { FLAG_AFTER, type MemoryFeedback } from './feedback/feedback.js';
 import type { MemoryObserver } from './observe/observe.js';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from './schemas.js';
 import { toHitBody } from './search/routes.js';
@@ -26,9 +27,25 @@ const provenance = {
   sessionId: z.string().max(256).optional(),
 };
 
-export function memoryTools(services: { memory: MemoryService; search: MemorySearch; observer: MemoryObserver; contexts: ConversationContexts }): ToolDefinition[] {
-  const { memory, search, observer, contexts } = services;
+export function memoryTools(services: { memory: MemoryService; search: MemorySearch; observer: MemoryObserver; contexts: ConversationContexts; feedback: MemoryFeedback }): ToolDefinition[] {
+  const { memory, search, observer, contexts, feedback } = services;
   return [
+    defineTool({
+      name: 'memory_feedback',
+      description:
+        `Rate a memory an answer used (POST /memory/feedback): a negative rating counts on the memory, and at the ${FLAG_AFTER === 3 ? 'third' : `${FLAG_AFTER}th`} a confirmed memory is flagged for review; ` +
+        'a positive one counts as a use (recency). With a responseId it counts once per memory and response. Answers { counted } (false: that response was rated before); NOT_FOUND for a memory the project does not hold.',
+      permission: 'WRITE_MEMORY',
+      audit: 'write.feedback',
+      inputSchema: {
+        memoryId: z.string().min(1).max(100),
+        rating: z.enum(['positive', 'negative']),
+        responseId: z.string().min(1).max(200).optional().describe('The answer that used the memory'),
+        comment: z.string().max(2000).optional(),
+      },
+      run: async (a, { projectId }) => ({ counted: await feedback.submit(projectId, a, null) }),
+    }),
+
     defineTool({
       name: 'memory_context',
       description:

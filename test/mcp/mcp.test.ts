@@ -43,7 +43,7 @@ describe('MCP endpoint', () => {
   it('lists the memory tools', async () => {
     const client = await connect(a.projectId, a.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_observe', 'memory_save', 'memory_search', 'memory_list', 'memory_recall', 'memory_context']));
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['memory_observe', 'memory_save', 'memory_search', 'memory_list', 'memory_recall', 'memory_context', 'memory_feedback']));
   });
 
   it('saves, lists, recalls and searches through the same services as REST', async () => {
@@ -93,6 +93,28 @@ describe('MCP endpoint', () => {
     expect(filler.body.saved).toEqual([]);
     const missing = await call(client, 'memory_observe', { role: 'user' });
     expect(missing).toMatchObject({ isError: true, body: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('rates a memory: three negative ratings flag it for review, a repeated response counts once', async () => {
+    const client = await connect(a.projectId, a.apiKey);
+    const saved = await call(client, 'memory_save', { content: 'The customer prefers phone calls', type: 'preference', scope: 'project' });
+    const memoryId = saved.body.id as string;
+    const rate = (responseId: string) => call(client, 'memory_feedback', { memoryId, rating: 'negative', responseId });
+    expect(await rate('r1')).toEqual({ isError: false, body: { counted: true } });
+    expect(await rate('r2')).toEqual({ isError: false, body: { counted: true } });
+    // A retry of the same response counts once.
+    expect(await rate('r2')).toEqual({ isError: false, body: { counted: false } });
+    expect(await rate('r3')).toEqual({ isError: false, body: { counted: true } });
+    const rest = (await h.call('GET', a.projectId, `/admin/memory/${memoryId}`)).json();
+    expect(rest).toMatchObject({ negativeRatingCount: 3, reviewReason: 'flagged' });
+    expect((await h.call('GET', a.projectId, `/admin/memory/${memoryId}/feedback`)).json()).toHaveLength(3);
+    const missing = await call(client, 'memory_feedback', { memoryId: 'mem_not_here', rating: 'positive' });
+    expect(missing).toMatchObject({ isError: true, body: { code: 'NOT_FOUND' } });
+    // Project B's client cannot rate A's memory.
+    const other = await connect(b.projectId, b.apiKey);
+    expect(await call(other, 'memory_feedback', { memoryId, rating: 'negative' })).toMatchObject({ isError: true, body: { code: 'NOT_FOUND' } });
+    const reader = await connect(a.projectId, await h.key(a.projectId, ['READ_MEMORY']));
+    expect((await call(reader, 'memory_feedback', { memoryId, rating: 'positive' })).isError).toBe(true);
   });
 
   it('answers tool errors with our codes, not transport failures', async () => {
