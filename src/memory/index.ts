@@ -18,6 +18,9 @@ import { observeRoutes } from './observe/routes.js';
 import { MemoryReflection } from './reflect/reflect.js';
 import { ObservationConsolidation } from './consolidate/consolidate.js';
 import { consolidateRoutes } from './consolidate/routes.js';
+import { Brains } from './brains/brains.js';
+import { brainRoutes } from './brains/routes.js';
+import { BrainSchema } from './brains/schemas.js';
 import { ConversationContexts } from './context/context.js';
 import { MemoryFeedback } from './feedback/feedback.js';
 import { feedbackRoutes } from './feedback/routes.js';
@@ -89,6 +92,7 @@ export function createMemoryModule(
     await app.register(observeRoutes, { observer });
     await app.register(reflectRoutes, { reflection });
     await app.register(consolidateRoutes, { consolidation });
+    await app.register(brainRoutes, { brains: new Brains(db) });
     await app.register(conversationContextRoutes, { contexts });
     await app.register(feedbackRoutes, { feedback });
     await app.register(precedenceRoutes, { policies });
@@ -105,7 +109,7 @@ export function createMemoryModule(
       maintainVectorIndexes: () => indexes.maintain(),
     },
     routes,
-    schemas: [MemorySchema],
+    schemas: [MemorySchema, BrainSchema],
     jobs: {
       ...embeddingJobs(memory),
       ...curationJobs(curation),

@@ -1,0 +1,90 @@
+// Brains: a project's named, versioned memory collections (a memory belongs to one by
+// metadata.brainId), with a card, kept as drafts until published. Publishing needs the rights
+// attested (the table's check says so too). The registry's pages walk newest first with opaque
+// cursors, as the clients' SeekPage expects ({ data, next, previous }).
+import type { Db } from '../../platform/db.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { BRAIN_INTERFACE, BRAIN_PAGE, type Brain, type CreateBrain, type UpdateBrain } from './schemas.js';
+import * as store from './store.js';
+
+const encode = (cursor: { after?: string; before?: string }) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+
+function decode(cursor: string): { after?: string; before?: string } {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown; before?: unknown };
+    if (typeof parsed.after === 'string' && parsed.before === undefined) return { after: parsed.after };
+    if (typeof parsed.before === 'string' && parsed.after === undefined) return { before: parsed.before };
+  } catch {
+    // answered below
+  }
+  throw new ValidationError('cursor is not one this API gave: pass the next or previous of an earlier page', { errors: [{ path: 'querystring.cursor', message: 'unknown cursor' }] });
+}
+
+function publishable(b: Pick<Brain, 'status' | 'rightsAttested'>): void {
+  if (b.status === 'PUBLISHED' && !b.rightsAttested) {
+    throw new ValidationError('a brain is published only with rightsAttested true: attest that the project has the rights to share its facts', {
+      errors: [{ path: 'body.rightsAttested', message: 'must be true to publish' }],
+    });
+  }
+}
+
+export class Brains {
+  constructor(private readonly db: Db) {}
+
+  async create(projectId: string, body: CreateBrain): Promise<Brain> {
+    const brain = await store.insertBrain(this.db, {
+      id: newId('brn'),
+      projectId,
+      externalId: body.externalId,
+      name: body.name,
+      domain: body.domain ?? null,
+      brainInterface: BRAIN_INTERFACE,
+      version: body.version ?? '1.0.0',
+      visibility: body.visibility ?? 'PRIVATE',
+      status: 'DRAFT',
+      rightsAttested: body.rightsAttested ?? false,
+      card: body.card ?? null,
+    });
+    if (!brain) throw new ConflictError(`this project already has a brain with externalId ${body.externalId}`, { externalId: body.externalId });
+    return brain;
+  }
+
+  async get(projectId: string, id: string): Promise<Brain> {
+    const brain = await store.getBrain(this.db, projectId, id);
+    if (!brain) throw new NotFoundError(`brain ${id} not found`);
+    return brain;
+  }
+
+  async update(projectId: string, id: string, body: UpdateBrain): Promise<Brain> {
+    const current = await this.get(projectId, id);
+    const next: Brain = {
+      ...current,
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.domain === undefined ? {} : { domain: body.domain }),
+      ...(body.version === undefined ? {} : { version: body.version }),
+      ...(body.visibility === undefined ? {} : { visibility: body.visibility }),
+      ...(body.status === undefined ? {} : { status: body.status }),
+      ...(body.rightsAttested === undefined ? {} : { rightsAttested: body.rightsAttested }),
+      ...(body.card === undefined ? {} : { card: body.card }),
+    };
+    publishable(next);
+    const written = await store.updateBrain(this.db, next);
+    if (!written) throw new NotFoundError(`brain ${id} not found`);
+    return written;
+  }
+
+  async delete(projectId: string, id: string): Promise<void> {
+    if (!(await store.deleteBrain(this.db, projectId, id))) throw new NotFoundError(`brain ${id} not found`);
+  }
+
+  async page(projectId: string, query: { limit?: number; cursor?: string }): Promise<{ data: Brain[]; next: string | null; previous: string | null }> {
+    const at = query.cursor === undefined ? {} : decode(query.cursor);
+    const { brains, older, newer } = await store.brainPage(this.db, projectId, query.limit ?? BRAIN_PAGE.default, at);
+    return {
+      data: brains,
+      next: older ? encode({ after: brains.at(-1)!.id }) : null,
+      previous: newer ? encode({ before: brains[0]!.id }) : null,
+    };
+  }
+}
