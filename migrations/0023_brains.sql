@@ -21,3 +21,5 @@ CREATE TABLE brains (
   -- Only a brain whose facts the project has the rights to share is published.
   CHECK (status <> 'PUBLISHED' OR rights_attested)
 );
+-- Another project reads a published brain by its id alone (src/memory/brains/brains.ts, readable).
+CREATE INDEX brains_by_id ON brains (id);

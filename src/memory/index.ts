@@ -84,16 +84,17 @@ export function createMemoryModule(
   const consolidation = new ObservationConsolidation(db, memory, runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'));
   const contexts = new ConversationContexts(db, search, pool);
   const feedback = new MemoryFeedback(db);
+  const brains = new Brains(db);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
     await app.register(memoryRoutes, { memory });
-    await app.register(searchRoutes, { search });
+    await app.register(searchRoutes, { search, brains });
     await app.register(curationRoutes, { curation });
     await app.register(observeRoutes, { observer });
     await app.register(reflectRoutes, { reflection });
     await app.register(consolidateRoutes, { consolidation });
-    await app.register(brainRoutes, { brains: new Brains(db) });
-    await app.register(conversationContextRoutes, { contexts });
+    await app.register(brainRoutes, { brains });
+    await app.register(conversationContextRoutes, { contexts, brains });
     await app.register(feedbackRoutes, { feedback });
     await app.register(precedenceRoutes, { policies });
   };

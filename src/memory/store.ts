@@ -299,6 +299,8 @@ export interface MemoryFilter {
   reviewOnly?: boolean;
   /** Only pending and confirmed memories (what is believed now). */
   liveOnly?: boolean;
+  /** Only the memories of this brain (metadata.brainId). */
+  brainId?: string;
 }
 
 /** Adds the filter's conditions for table alias m; `project` is always the first condition. */
@@ -312,6 +314,7 @@ export function filterConditions(projectId: string, filter: MemoryFilter, condit
   conditions.add('m.source = ?', filter.source);
   conditions.add('m.category = ?', filter.category);
   conditions.add('m.agent_id = ?', filter.agentId);
+  conditions.add("m.metadata->>'brainId' = ?", filter.brainId);
   conditions.add('m.user_id = ?', filter.userId);
   conditions.add('m.subject_kind = ?', filter.subjectKind);
   conditions.add('m.subject_external_id = ?', filter.subjectExternalId);

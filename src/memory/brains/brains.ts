@@ -74,6 +74,18 @@ export class Brains {
     return written;
   }
 
+  /**
+   * The brain a project may read: its own (in any status), or another project's that is PUBLISHED
+   * and PUBLIC or UNLISTED (an unlisted brain is read by whoever has its id, and listed nowhere).
+   * Anything else, a private or unpublished brain of another project included, is a 404 that
+   * says no more than that.
+   */
+  async readable(projectId: string, id: string): Promise<Brain> {
+    const brain = await store.findBrain(this.db, id);
+    if (brain && (brain.projectId === projectId || (brain.status === 'PUBLISHED' && brain.visibility !== 'PRIVATE'))) return brain;
+    throw new NotFoundError(`brain ${id} not found, or not published for other projects to read`, { brainId: id });
+  }
+
   async delete(projectId: string, id: string): Promise<void> {
     if (!(await store.deleteBrain(this.db, projectId, id))) throw new NotFoundError(`brain ${id} not found`);
   }

@@ -48,6 +48,12 @@ export async function insertBrain(db: Queryable, b: Omit<Brain, 'created' | 'upd
   return rows[0] && toBrain(rows[0]);
 }
 
+/** The brain with this id in any project (ids are unique across projects). */
+export async function findBrain(db: Queryable, id: string): Promise<Brain | undefined> {
+  const { rows } = await db.query<BrainRow>(`SELECT ${COLUMNS} FROM brains WHERE id = $1 LIMIT 1`, [id]);
+  return rows[0] && toBrain(rows[0]);
+}
+
 export async function getBrain(db: Queryable, projectId: string, id: string): Promise<Brain | undefined> {
   const { rows } = await db.query<BrainRow>(`SELECT ${COLUMNS} FROM brains WHERE project_id = $1 AND id = $2`, [projectId, id]);
   return rows[0] && toBrain(rows[0]);

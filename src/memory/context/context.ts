@@ -31,6 +31,8 @@ export interface ConversationContextInput {
   userId?: string;
   /** The instant the conversation's words about time are read against; default now. */
   referenceTime?: Date;
+  /** Answer from this brain's memories (in the project that owns it) instead: the caller checked it may read it. */
+  brain?: { id: string; projectId: string; name: string };
 }
 
 export interface ConversationContext {
@@ -54,6 +56,31 @@ export class ConversationContexts {
     private readonly pool: Pick<WorkerPool, 'run'>,
   ) {}
 
+  /** A brain's memories that best answer the conversation, packed as build packs a subject's (a brain answers about no one subject). */
+  private async fromBrain(
+    brain: NonNullable<ConversationContextInput['brain']>,
+    query: string,
+    input: ConversationContextInput,
+    o: { tokenBudget: number; limit: number; empty: Omit<ConversationContext, 'context' | 'subject' | 'reason'> },
+  ): Promise<ConversationContext> {
+    const hits = await this.search.search(brain.projectId, { query, brainId: brain.id, excludeCategories: input.excludeCategories, referenceTime: input.referenceTime, limit: o.limit });
+    if (hits.length === 0) return { ...o.empty, context: null, subject: null, reason: `no memory of the brain ${brain.name} matches the conversation` };
+    const header = `What the brain ${brain.name} holds, most relevant first:`;
+    const lines = hits.map(({ memory: m }) => `- ${m.content.replace(/\s*\n\s*/g, ' ')} (${m.type}, ${m.validFrom.slice(0, 10)})`);
+    const fit = await this.pool.run('memory.fit-context', { budget: o.tokenBudget, header, lines });
+    if (fit.kept === 0) return { ...o.empty, context: null, subject: null, droppedForBudget: hits.length, reason: `tokenBudget ${o.tokenBudget} holds not even the best memory` };
+    return {
+      context: [header, ...lines.slice(0, fit.kept)].join('\n'),
+      subject: null,
+      memoryIds: hits.slice(0, fit.kept).map((h) => h.memory.id),
+      tokensEstimate: fit.tokens,
+      tokenBudget: o.tokenBudget,
+      droppedForBudget: hits.length - fit.kept,
+      query,
+      reason: null,
+    };
+  }
+
   async build(projectId: string, input: ConversationContextInput): Promise<ConversationContext> {
     const turns = (input.turns ?? turnsOf(input.conversation ?? '')).filter((t) => t.content.trim() !== '');
     const query = queryOf(turns, input.intent);
@@ -62,6 +89,7 @@ export class ConversationContexts {
     const limit = clampInt(input.limit, CONVERSATION_CONTEXT.limit);
     const empty = { memoryIds: [], tokensEstimate: 0, tokenBudget, droppedForBudget: 0, query };
 
+    if (input.brain) return this.fromBrain(input.brain, query, input, { tokenBudget, limit, empty });
     const candidates = subjectCandidates(turns, input);
     const subject = await this.known(projectId, candidates);
     if (candidates.length > 0 && !subject) {

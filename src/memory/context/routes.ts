@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Nullable, SubjectSchema } from '../../platform/common-schemas.js';
-import { NotFoundError } from '../../platform/errors.js';
+import type { Brains } from '../brains/brains.js';
 import { CONVERSATION_CONTEXT, type ConversationContexts } from './context.js';
 import { MAX_QUERY_CHARS } from './conversation.js';
 
@@ -54,7 +54,7 @@ const AnswerSchema = Type.Object({
   reason: Nullable(Type.String({ description: 'Why context is null' })),
 });
 
-export const conversationContextRoutes: FastifyPluginAsyncTypebox<{ contexts: ConversationContexts }> = async (app, { contexts }) => {
+export const conversationContextRoutes: FastifyPluginAsyncTypebox<{ contexts: ConversationContexts; brains: Pick<Brains, 'readable'> }> = async (app, { contexts, brains }) => {
   app.post(
     '/memory/context',
     {
@@ -69,15 +69,19 @@ export const conversationContextRoutes: FastifyPluginAsyncTypebox<{ contexts: Co
           `The query is \`intent\` then the last turn a person wrote (at most ${MAX_QUERY_CHARS} characters, its end kept), searched with the project's search (as POST /memory/search) within the subject, \`limit\` memories, \`excludeCategories\` left out. ` +
           'A conversation that names no one is answered from the memories about no subject (the project\'s shared knowledge), never from a subject guessed. ' +
           'The memories are packed whole, best first, while the text stays within tokenBudget (o200k_base). context is null, with `reason`, when nothing is remembered about the subject, nothing matches, or the budget holds not even one memory. ' +
-          '`brainId`: brains are not served by this deployment yet (404).',
+          '`brainId`: answer from that brain\'s memories instead (metadata.brainId; the project\'s own brain, or another project\'s published PUBLIC or UNLISTED one; 404 otherwise); the subject is then null.',
         body: BodySchema,
         response: { 200: AnswerSchema },
       },
     },
     async (request) => {
       const { brainId, referenceTime, ...body } = request.body;
-      if (brainId !== undefined) throw new NotFoundError(`no brain ${JSON.stringify(brainId)}: this deployment serves no brains yet`, { brainId });
-      const answer = await contexts.build(request.principal.projectId, { ...body, referenceTime: referenceTime === undefined ? undefined : new Date(referenceTime) });
+      const brain = brainId === undefined ? undefined : await brains.readable(request.principal.projectId, brainId);
+      const answer = await contexts.build(request.principal.projectId, {
+        ...body,
+        referenceTime: referenceTime === undefined ? undefined : new Date(referenceTime),
+        ...(brain ? { brain: { id: brain.id, projectId: brain.projectId, name: brain.name } } : {}),
+      });
       request.auditDetail = { memoryIds: answer.memoryIds, resultCount: answer.memoryIds.length, metadata: { subjectOrigin: answer.subject?.origin ?? null } };
       return answer;
     },

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { MemoryScope, MemoryType } from '../schemas.js';
 import type { MemorySearch, SearchHit } from './search.js';
+import type { Brains } from '../brains/brains.js';
 import { SearchBodySchema, SearchHitSchema, type SearchBody } from './schemas.js';
 
 export function toSearchInput(b: SearchBody) {
@@ -65,12 +66,18 @@ const DESCRIPTION =
   'in a collection scored exactly, long query words also match related forms ("allergies" finds "allergic") at half weight. A memory saved by a single write is embedded before the write ' +
   'answers, so it is found by meaning at once; a memory not embedded yet (bulk writes, a busy worker pool) is found by its words.';
 
-export const searchRoutes: FastifyPluginAsyncTypebox<{ search: MemorySearch }> = async (app, { search }) => {
+export const searchRoutes: FastifyPluginAsyncTypebox<{ search: MemorySearch; brains: Pick<Brains, 'readable'> }> = async (app, { search, brains }) => {
   const schema = { tags: ['memory'], description: DESCRIPTION, body: SearchBodySchema, response: { 200: Type.Array(SearchHitSchema) } };
+  /** The project's memories, or with `brainId` that brain's (in the project that owns it, once the caller may read it). */
+  const run = async (projectId: string, body: SearchBody) => {
+    if (body.brainId === undefined) return (await search.search(projectId, toSearchInput(body))).map(toHitBody);
+    const brain = await brains.readable(projectId, body.brainId);
+    return (await search.search(brain.projectId, { ...toSearchInput(body), brainId: brain.id })).map(toHitBody);
+  };
   app.post('/admin/memory/search', { config: { permission: 'WRITE_MEMORY', audit: 'read.search' }, schema: { ...schema, summary: 'Semantic search across scopes' } }, async (request) =>
-    (await search.search(request.principal.projectId, toSearchInput(request.body))).map(toHitBody),
+    run(request.principal.projectId, request.body),
   );
   app.post('/memory/search', { config: { permission: 'READ_MEMORY', audit: 'read.search' }, schema: { ...schema, summary: 'Search memories (agent surface, READ_MEMORY)' } }, async (request) =>
-    (await search.search(request.principal.projectId, toSearchInput(request.body))).map(toHitBody),
+    run(request.principal.projectId, request.body),
   );
 };

@@ -20,6 +20,13 @@ export const SearchBodySchema = Type.Object(
     referenceTime: Type.Optional(
       Timestamp('The instant the query\'s words about time ("last week", "in May", "two weeks ago") are read against, and recency is measured from; default now'),
     ),
+    brainId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: "Search this brain's memories (metadata.brainId) instead: the project's own brain, or another project's published PUBLIC or UNLISTED one (read-only; its hits are that project's memories); 404 otherwise",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

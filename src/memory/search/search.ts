@@ -50,6 +50,8 @@ export interface SearchInput {
   minScore?: number;
   /** The instant the query's words about time ("last week", "in May") are read against, and recency is measured from; default now. */
   referenceTime?: Date;
+  /** Only the memories of this brain (metadata.brainId); the caller has checked that it may read it. */
+  brainId?: string;
   /** Parts of retrieval to leave out (all on by default): for ablations and callers that want one leg. */
   features?: Partial<SearchFeatures>;
 }
@@ -143,14 +145,15 @@ export class MemorySearch {
       userId: input.userId,
       asOf: input.asOf,
       liveOnly: input.status === undefined && input.asOf === undefined,
+      brainId: input.brainId,
     };
     const features = { ...ALL_FEATURES, ...input.features };
     const k = candidatesPerList(limit, offset);
     // The lexical leg is exact over the search's own collection when that is small (a subject, or a
     // small project); the project's statistics are read alongside, for when it is not.
-    const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}\u0000${input.withoutSubject ? 'none' : ''}`;
+    const collectionKey = `${projectId}\u0000${input.subject?.kind ?? ''}\u0000${input.subject?.externalId ?? ''}\u0000${input.withoutSubject ? 'none' : ''}\u0000${input.brainId ?? ''}`;
     const tryCollection =
-      features.lexical && !this.largeCollections.has(collectionKey) && (input.subject !== undefined || (this.sizes.get(projectId) ?? 0) <= COLLECTION_LEXICAL_MAX);
+      features.lexical && !this.largeCollections.has(collectionKey) && (input.subject !== undefined || input.brainId !== undefined || (this.sizes.get(projectId) ?? 0) <= COLLECTION_LEXICAL_MAX);
     // The project's statistics are read only when the collection's own are not to be had: at
     // once when it is known to be large, after the attempt when it turns out so (then remembered).
     const projectTerms = () => queryTerms(this.db, projectId, input.query);
