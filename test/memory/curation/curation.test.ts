@@ -1,25 +1,11 @@
 // Dedup and consolidation over HTTP, with deterministic vectors so that similarities are known.
 // Near-duplicates say the same words (near-duplicate.ts): similarity = 0.75 x lexical + 0.25 x cosine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMemories, writeEmbeddings, type NewMemory } from '../../../src/memory/store.js';
-import { newId } from '../../../src/platform/ids.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
+import { seed } from './seed.js';
 
 type Project = { projectId: string; apiKey: string };
 
-function unit(values: number[]): Float32Array {
-  const v = new Float32Array(512);
-  values.forEach((x, i) => (v[i] = x));
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
-
-async function seed(h: Harness, projectId: string, rows: (Partial<NewMemory> & { content: string; vector: number[] })[]): Promise<string[]> {
-  const memories = rows.map(({ vector, ...r }) => ({ id: newId('mem'), projectId, ...r }));
-  await insertMemories(h.db, memories);
-  await writeEmbeddings(h.db, projectId, 'synthetic', memories.map((m, i) => ({ id: m.id, vector: unit(rows[i]!.vector) })));
-  return memories.map((m) => m.id);
-}
 
 describe('dedup', () => {
   let h: Harness;

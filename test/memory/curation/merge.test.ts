@@ -4,25 +4,11 @@
 // validation, permission and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { weakestPair } from '../../../src/memory/curation/curation.js';
-import { insertMemories, writeEmbeddings, type NewMemory } from '../../../src/memory/store.js';
-import { newId } from '../../../src/platform/ids.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
+import { seed, unit } from './seed.js';
 
 type Project = { projectId: string; apiKey: string };
 
-function unit(values: number[]): Float32Array {
-  const v = new Float32Array(512);
-  values.forEach((x, i) => (v[i] = x));
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
-
-async function seed(h: Harness, projectId: string, rows: (Partial<NewMemory> & { content: string; vector: number[] })[]): Promise<string[]> {
-  const memories = rows.map(({ vector, ...r }) => ({ id: newId('mem'), projectId, ...r }));
-  await insertMemories(h.db, memories);
-  await writeEmbeddings(h.db, projectId, 'synthetic', memories.map((m, i) => ({ id: m.id, vector: unit(rows[i]!.vector) })));
-  return memories.map((m) => m.id);
-}
 
 // Each says one more hobby than the one before: neighbours are near duplicates at 0.8 (0.81 and
 // 0.83 with the same vector), the first and the last are not (0.68).
