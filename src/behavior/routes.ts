@@ -226,7 +226,7 @@ export const behaviorRoutes: FastifyPluginAsyncTypebox<BehaviorRouteDeps> = asyn
   );
 
   const contextRules =
-    `The bundle holds the profile, active patterns (most confident first), projected predictions (next ${30} days, confidence at least 0.5), the subject's memories (most important, then newest; with \`query\`, those that best answer it, ranked by the same search as POST /memory/search within the subject, its words about time read against \`referenceTime\`) and observations ` +
+    `The bundle holds the profile, active patterns (most confident first; tentative ones, seen fewer times than a full pattern needs, are left out), projected predictions (next ${30} days, confidence at least 0.5), the subject's memories (most important, then newest; with \`query\`, those that best answer it, ranked by the same search as POST /memory/search within the subject, its words about time read against \`referenceTime\`) and observations ` +
     '(consolidated observation memories and the latest reading of each typed attribute). Its tokens are counted with gpt-tokenizer (o200k_base) over the bundle content (guidance, subject and the sections as JSON); ' +
     `maxTokens (default ${CONTEXT_LIMITS.defaultTokens}, clamped to [${CONTEXT_LIMITS.minTokens}, ${CONTEXT_LIMITS.maxTokens}]) is a hard cap: whole items are kept in the order profile, patterns, predictions, memories, observations until it is spent, ` +
     'and sections that lost items are named in `truncated`. tokensEstimate is the exact count and never exceeds maxTokens. Every item carries its source ids; `provenance` gathers them. excludeCategories drops memories of those categories and patterns, predictions and observations of those activity types.';

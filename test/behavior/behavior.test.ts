@@ -506,6 +506,11 @@ describe('context bundles', () => {
     const bundle = res.json();
     expect(bundle.profile).toMatchObject({ cadenceSummary: expect.stringContaining('weekly'), topEntity: 'flat white' });
     expect(bundle.patterns.map((x: { patternKind: string }) => x.patternKind)).toContain('recurring_event');
+    // Three spend readings a day apart make a tentative daily pattern: listed with the contact's
+    // patterns, left out of the bundle (too little is known for an agent to act on it).
+    expect(bundle.patterns.map((x: { summary: string }) => x.summary).join(' | ')).not.toContain('spend');
+    const all = (await h.call('GET', p.projectId, `/lattice/contacts/${subject.externalId}/patterns`)).json().data;
+    expect(all.find((x: { metadata: { eventType: string } }) => x.metadata.eventType === 'spend')?.metadata.unseen).toBeGreaterThan(0);
     expect(bundle.predictions.length).toBeGreaterThanOrEqual(1);
     expect(bundle.memories[0]).toMatchObject({ content: 'Prefers oat milk in every drink', importance: 9 });
     expect(bundle.memories.length).toBeLessThanOrEqual(10);

@@ -54,7 +54,7 @@ describe("another project's ids on a project's own routes", () => {
 
   type Operation = { method: string; path: string; operationId: string; body?: unknown };
   /** Body fields that name another resource: the operations that take them, and a body that names B's. */
-  const KINDS = 'Memory|Alert|Pattern|Event|Decision|Outcome|Entity|Edge|Prediction';
+  const KINDS = 'Memory|Alert|Pattern|Event|Decision|Outcome|Entity|Edge|Prediction|Brain';
   const REFERENCE = new RegExp(`^(${KINDS.toLowerCase()})Ids?$|[a-z](${KINDS})Ids?$|^supersededById$`);
 
   it('answers 404 (or a 4xx) and nothing of B for every id parameter and reference', async () => {
@@ -102,7 +102,21 @@ describe("another project's ids on a project's own routes", () => {
     const aEntity = (await h.call('POST', a.projectId, '/admin/memory/entities', { body: { type: 'person', canonicalName: 'A own person' } })).json();
     expect(bEdge.id).toMatch(/^edge_/);
 
-    const foreign: Record<string, string> = { memoryId: bMemory.id, alertId: bAlert.id, patternId: bPattern!.id, contactId: 'b-contact', entityId: bEntity.id, edgeId: bEdge.id, packId: 'healthcare' };
+    // A brain of B's (a private draft) holding a memory of B's.
+    const bBrain = (await h.call('POST', b.projectId, '/brains', { body: { externalId: 'iso-brain', name: `${secret} brain` } })).json();
+    expect(bBrain.id).toMatch(/^brn_/);
+    expect((await h.call('POST', b.projectId, '/admin/memory', { body: { content: `${secret} in the brain`, metadata: { brainId: bBrain.id } } })).statusCode).toBe(201);
+
+    const foreign: Record<string, string> = {
+      memoryId: bMemory.id,
+      alertId: bAlert.id,
+      patternId: bPattern!.id,
+      contactId: 'b-contact',
+      entityId: bEntity.id,
+      edgeId: bEdge.id,
+      packId: 'healthcare',
+      brainId: bBrain.id,
+    };
     /**
      * Parameters that name something of the deployment, not of a project (a pack): A's call acts on
      * A's own setting for it (the status here), and B's setting stays as it is (checked below).
@@ -121,6 +135,7 @@ describe("another project's ids on a project's own routes", () => {
       'POST /admin/memory/{memoryId}/promote': { targetScope: 'user' },
       'POST /admin/memory/{memoryId}/confirm': { status: 'rejected' },
       'POST /admin/memory/entities/{entityId}/merge': { intoEntityId: 'ent_nowhere' },
+      'PATCH /brains/{brainId}': { name: 'taken by A' },
     };
     /** For each (operation, body reference): a body naming B's resource. */
     const referenceBodies: Record<string, { path?: string; body: unknown }> = {
@@ -137,6 +152,9 @@ describe("another project's ids on a project's own routes", () => {
       'POST /memory/graph/traverse entityId': { body: { entityId: bEntity.id } },
       'POST /admin/memory/prefetch-related seedMemoryIds': { body: { seedMemoryIds: [bMemory.id] } },
       'POST /memory/feedback memoryId': { body: { memoryId: bMemory.id, rating: 'negative' } },
+      'POST /memory/search brainId': { body: { query: 'secret brain', brainId: bBrain.id } },
+      'POST /admin/memory/search brainId': { body: { query: 'secret brain', brainId: bBrain.id } },
+      'POST /memory/context brainId': { body: { conversation: 'user: what is in the brain?', brainId: bBrain.id } },
     };
 
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
@@ -206,6 +224,7 @@ describe("another project's ids on a project's own routes", () => {
     expect(stillB.json()).toMatchObject({ content: secret, status: 'confirmed' });
     expect((await h.call('GET', b.projectId, `/memory-alerts/${bAlert.id}`)).json()).toMatchObject({ enabled: true });
     expect(stillB.json().negativeRatingCount).toBe(0);
+    expect((await h.call('GET', b.projectId, `/brains/${bBrain.id}`)).json()).toMatchObject({ name: `${secret} brain`, status: 'DRAFT' });
     expect((await h.call('GET', b.projectId, '/memory-compliance-packs')).json()).toEqual([expect.objectContaining({ packId: 'healthcare', enabled: false })]);
   });
 });

@@ -168,6 +168,8 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
         subject: ['user:u1', { kind: 'user', externalId: 'u1' }],
         url: ['http://127.0.0.1:9/hook'],
         eventType: ['fuzz.event'],
+        // A brain page's cursor is one the API gave (an opaque token); a pattern page's, a pattern id.
+        cursor: [Buffer.from(JSON.stringify({ after: 'brn_~' })).toString('base64url'), Buffer.from(JSON.stringify({ before: 'brn_0' })).toString('base64url'), 'mem_~'],
         // Free text the service parses as JSON.
         payloadJson: ['{"category":"tea","order":{"total":100}}', '{"a":[1,2,{"b":null}]}', '{}'],
       },

@@ -87,7 +87,8 @@ export class ContextBuilder {
       include.has('memories') && query !== undefined ? this.answering(projectId, subject, { ...options, query }, excluded) : undefined,
     ]);
     const profile = include.has('profile') ? await this.profiler.profileOf(projectId, subject, patterns, activities, now) : undefined;
-    const kept = patterns.filter((p) => keep(p.metadata.eventType));
+    // Tentative patterns (seen fewer times than a full one needs) can be cited, but are too weak to hand an agent.
+    const kept = patterns.filter((p) => keep(p.metadata.eventType) && !p.metadata.unseen);
     const items: Items = { profile: [], patterns: [], predictions: [], memories: [], observations: [] };
     if (profile && (profile.activityCount > 0 || profile.contributingPatternIds.length > 0)) {
       const { rfmSegment, recencyScore, frequencyScore, monetaryScore, topEntity, cadenceSummary, risks, contributingPatternIds } = profile;
