@@ -3,6 +3,7 @@
 // project can publish.
 import { Type, type Static } from 'typebox';
 import { Nullable, Timestamp } from '../../platform/common-schemas.js';
+import { ProjectParamsSchema } from '../../platform/project-id.js';
 
 export const BRAIN_VISIBILITIES = ['PUBLIC', 'UNLISTED', 'PRIVATE'] as const;
 export const BRAIN_STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED'] as const;
@@ -96,4 +97,4 @@ export const BrainPageSchema = Type.Object({
   previous: Nullable(Type.String({ description: 'The cursor of the page before this one (newer brains); null on the first' })),
 });
 
-export const BrainParamsSchema = Type.Object({ brainId: Type.String({ minLength: 1, maxLength: 100 }) });
+export const BrainParamsSchema = Type.Object({ projectId: ProjectParamsSchema.properties.projectId, brainId: Type.String({ minLength: 1, maxLength: 100 }) });
