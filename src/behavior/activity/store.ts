@@ -14,7 +14,7 @@ import type { Queryable } from '../../platform/db.js';
 const ACTIVITY_EVENT = `e.subject_kind IS NOT NULL AND e.event_type NOT IN (${Object.values(ENGINE_EVENT_TYPES).map((t) => `'${t}'`).join(', ')})`;
 
 /** The predicate of migrations/0007's memories_activity index, repeated verbatim so the planner uses it. */
-const ACTIVITY_MEMORY = `m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType') AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight')`;
+export const ACTIVITY_MEMORY = `m.subject_kind IS NOT NULL AND (m.type = 'event' OR m.metadata ? 'eventType') AND m.type NOT IN ('behavior_pattern', 'decision', 'outcome', 'estimate', 'insight')`;
 
 export type ActivitySource = 'memory' | 'event' | 'observation';
 

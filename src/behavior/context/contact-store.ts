@@ -4,6 +4,7 @@
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
 import { iso } from '../../platform/sql.js';
+import { ACTIVITY_MEMORY } from '../activity/store.js';
 
 /** At most this many subjects (kinds) share one contact id in a context. */
 const MAX_SUBJECTS = 20;
@@ -20,8 +21,6 @@ export async function contactSubjects(db: Queryable, projectId: string, contactI
 
 const subjectIn = (alias: string) => `(${alias}.subject_kind, ${alias}.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
 const subjectParams = (subjects: readonly Subject[]) => [subjects.map((s) => s.kind), subjects.map((s) => s.externalId)];
-/** A memory that is activity (patterns/miner reads it so: type event, or metadata.eventType). */
-const ACTIVITY = `(m.type = 'event' OR m.metadata ? 'eventType')`;
 /** A live memory as it stood at $4. */
 const LIVE_AT = `m.status IN ('pending', 'confirmed') AND m.valid_from <= $4::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $4::timestamptz) AND m.created_at <= $4::timestamptz`;
 
@@ -45,7 +44,7 @@ export async function recentEvents(db: Queryable, projectId: string, subjects: r
     ),
     db.query<{ id: string; content: string; category: string | null; metadata: Record<string, unknown> | null; valid_from: Date }>(
       `SELECT m.id, m.content, m.category, m.metadata, m.valid_from FROM memories m
-        WHERE m.project_id = $1 AND ${subjectIn('m')} AND ${ACTIVITY} AND m.type <> 'behavior_pattern' AND ${LIVE_AT}
+        WHERE m.project_id = $1 AND ${subjectIn('m')} AND ${ACTIVITY_MEMORY} AND ${LIVE_AT}
         ORDER BY m.valid_from DESC, m.id DESC LIMIT $5`,
       params,
     ),
@@ -76,7 +75,7 @@ export interface ContactMemory {
 export async function recentMemories(db: Queryable, projectId: string, subjects: readonly Subject[], at: Date, limit: number): Promise<ContactMemory[]> {
   const { rows } = await db.query<{ id: string; content: string; importance: number; scope: string; type: string; created_at: Date }>(
     `SELECT m.id, m.content, m.importance, m.scope, m.type, m.created_at FROM memories m
-      WHERE m.project_id = $1 AND ${subjectIn('m')} AND ${ACTIVITY} IS NOT TRUE AND m.type <> 'behavior_pattern' AND ${LIVE_AT}
+      WHERE m.project_id = $1 AND ${subjectIn('m')} AND (${ACTIVITY_MEMORY}) IS NOT TRUE AND m.type <> 'behavior_pattern' AND ${LIVE_AT}
       ORDER BY m.created_at DESC, m.id DESC LIMIT $5`,
     [projectId, ...subjectParams(subjects), at.toISOString(), limit],
   );
