@@ -126,3 +126,19 @@ export function nearDuplicateSimilarity(cosine: number, lexical: number): number
 export function cosineFloor(threshold: number): number {
   return (threshold - NEAR_DUPLICATE.lexicalWeight) / NEAR_DUPLICATE.cosineWeight;
 }
+
+/** The near-duplicate similarity of the least alike pair of a group (1 for one member): a merge is sure of a group only when every pair is a near duplicate. */
+export function weakestPair(members: readonly { vector: Float32Array; content: string }[]): number {
+  const words = members.map((m) => normaliseText(m.content));
+  let weakest = 1;
+  for (let i = 0; i < members.length; i++) {
+    for (let j = i + 1; j < members.length; j++) {
+      const a = members[i]!.vector;
+      const b = members[j]!.vector;
+      let dot = 0;
+      for (let d = 0; d < a.length; d++) dot += a[d]! * b[d]!;
+      weakest = Math.min(weakest, nearDuplicateSimilarity(dot, lexicalSimilarity(words[i]!, words[j]!)));
+    }
+  }
+  return weakest;
+}

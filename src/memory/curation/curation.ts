@@ -6,7 +6,7 @@ import type { Subject } from '../../platform/common-schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { WorkerPool } from '../../platform/pool.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
-import { lexicalSimilarity, nearDuplicateSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
+import { weakestPair } from '../../../workers/near-duplicate.js';
 import type { ConsolidateResult, DedupResult, MergeResult } from './schemas.js';
 import { decayIdle, listProjectIds, loadDedupCandidates, markDuplicates, mergeCluster, type DedupCandidate } from './store.js';
 
@@ -176,22 +176,6 @@ export class MemoryCuration {
     const decay = await decayIdle(this.db, projectId, idleSince, CONSOLIDATE_DEFAULTS.decayFactor, CONSOLIDATE_DEFAULTS.importanceFloor, options.subject);
     return { dedup, ...decay };
   }
-}
-
-/** The near-duplicate similarity of the least alike pair of a group (1 for one member). */
-export function weakestPair(members: readonly DedupCandidate[]): number {
-  const words = members.map((m) => normaliseText(m.content));
-  let weakest = 1;
-  for (let i = 0; i < members.length; i++) {
-    for (let j = i + 1; j < members.length; j++) {
-      const a = members[i]!.vector;
-      const b = members[j]!.vector;
-      let dot = 0;
-      for (let d = 0; d < a.length; d++) dot += a[d]! * b[d]!;
-      weakest = Math.min(weakest, nearDuplicateSimilarity(dot, lexicalSimilarity(words[i]!, words[j]!)));
-    }
-  }
-  return weakest;
 }
 
 export function curationJobs(curation: MemoryCuration): JobHandlers<CurationJobs> {

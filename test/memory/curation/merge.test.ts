@@ -3,7 +3,7 @@
 // abstention on a chain (single linkage through a middle member) and on a group too large;
 // validation, permission and isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { weakestPair } from '../../../src/memory/curation/curation.js';
+import { weakestPair } from '../../../workers/near-duplicate.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { seed, unit } from './seed.js';
 
