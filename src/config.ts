@@ -4,6 +4,9 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isProjectId } from './platform/project-id.js';
 
+/** The vertical packs a deployment can load (LATTICE_PACKS; all of them by default). */
+export const PACKS = ['healthcare', 'financial'] as const;
+
 export type EmbeddingProvider = 'local' | 'gateway';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -112,7 +115,7 @@ export interface Config {
   readonly webhookMaxAttempts: number;
   /** Backoff before the second attempt; doubles each time (with jitter, capped at an hour). */
   readonly webhookRetryBaseMs: number;
-  /** Vertical packs loaded (LATTICE_PACKS): today only `healthcare`. */
+  /** Vertical packs loaded (LATTICE_PACKS): `healthcare` and `financial`. */
   readonly packs: readonly string[];
 }
 
@@ -224,11 +227,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
   const packs = r
-    .string('LATTICE_PACKS', 'healthcare')
+    .string('LATTICE_PACKS', PACKS.join(','))
     .split(',')
     .map((p) => p.trim().toLowerCase())
     .filter((p) => p !== '' && p !== 'none');
-  for (const p of packs) if (p !== 'healthcare') r.problems.push(`LATTICE_PACKS: unknown pack ${JSON.stringify(p)} (known: healthcare; none for no pack)`);
+  for (const p of packs) if (!(PACKS as readonly string[]).includes(p)) r.problems.push(`LATTICE_PACKS: unknown pack ${JSON.stringify(p)} (known: ${PACKS.join(', ')}; none for no pack)`);
   const embeddingProvider = r.oneOf('EMBEDDING_PROVIDER', ['local', 'gateway'] as const, 'local');
   const poolMaxThreads = r.int('POOL_MAX_THREADS', cores, 1, 256);
   const modelGatewayUrl = r.url('MODEL_GATEWAY_URL', ['http:', 'https:']);

@@ -9,6 +9,7 @@ import { createEmbeddingsModule } from './embeddings/index.js';
 import { createDiscoveryModule } from './discovery/index.js';
 import { createEstimatorsModule } from './estimators/index.js';
 import { createEventsModule } from './events/index.js';
+import { createFinancialModule } from './financial/index.js';
 import { createGraphModule } from './graph/index.js';
 import { createHealthModule } from './health/index.js';
 import { createLearningModule } from './learning/index.js';
@@ -36,6 +37,7 @@ function compose(runtime: Runtime) {
     .with('discovery', ({ behavior, events, memory }) => createDiscoveryModule(runtime, { behavior, events, memory }))
     .with('estimators', ({ memory, typed }) => createEstimatorsModule({ memory, typed }))
     .with('health', ({ estimators }) => createHealthModule(runtime, { estimators }))
+    .with('financial', ({ memory }) => createFinancialModule(runtime, { memory }))
     .with('graph', ({ memory, behavior }) => createGraphModule(runtime, { memory, behavior }))
     .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }))
     // After every module with subject data: its export and hard delete reach them through their subject hooks.

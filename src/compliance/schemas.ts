@@ -16,6 +16,7 @@ export const SUBJECT_KINDS = [
   'queued_observations',
   'accumulators',
   'predictions',
+  'financial_predictions',
   'mining_queue',
   'decisions',
   'outcomes',

@@ -5,7 +5,7 @@
 export const PLANS = ['free', 'growth', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
-export const FEATURES = ['predictions', 'memory.compliance', 'health', 'FEATURE_MEMORY_INTELLIGENCE'] as const;
+export const FEATURES = ['predictions', 'memory.compliance', 'health', 'financial', 'FEATURE_MEMORY_INTELLIGENCE'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** Metered per calendar month (UTC). */
@@ -25,6 +25,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     predictions: false,
     'memory.compliance': false,
     health: false,
+    financial: false,
     FEATURE_MEMORY_INTELLIGENCE: false,
     'events-ingested': 100_000,
     'memory.predictions': 0,
@@ -35,6 +36,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     predictions: true,
     'memory.compliance': true,
     health: false,
+    financial: true,
     FEATURE_MEMORY_INTELLIGENCE: true,
     'events-ingested': 5_000_000,
     'memory.predictions': 100_000,
@@ -45,6 +47,7 @@ const CATALOG: Record<Plan, Entitlements> = {
     predictions: true,
     'memory.compliance': true,
     health: true,
+    financial: true,
     FEATURE_MEMORY_INTELLIGENCE: true,
     'events-ingested': Infinity,
     'memory.predictions': Infinity,
