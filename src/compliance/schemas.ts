@@ -40,6 +40,7 @@ const KIND_NOTES: Record<SubjectKind, string> = {
   queued_observations: 'Typed observations of the subject accepted by enqueue and not yet ingested',
   accumulators: "The subject's running statistics per attribute (removed with it: they are computed from its observations only)",
   predictions: "The subject's recorded predictions",
+  financial_predictions: "The financial pack's recorded calls asked for the subject (a ticker or a portfolio)",
   mining_queue: 'The subject waiting to be mined (at most one row)',
   decisions: "The subject's decisions",
   outcomes: "The subject's outcomes",
