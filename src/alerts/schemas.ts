@@ -80,7 +80,8 @@ export const MemoryChannelSchema = Type.Object(
           maxLength: 4000,
           description: 'Template; variables {{event.eventType}} {{event.severity}} {{subject.kind}} {{subject.externalId}} {{rule.name}}, and {{event.payload.<dot.path>}}',
         }),
-        scope: Type.Enum(WRITE_AS_SCOPES),
+        // Optional, as the public clients type it (writeAs.scope?): the rule is saved with project.
+        scope: Type.Optional(Type.Enum(WRITE_AS_SCOPES, { description: 'Default project' })),
         importance: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Default 5' })),
       },
       { additionalProperties: false },

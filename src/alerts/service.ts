@@ -141,13 +141,14 @@ export class AlertService {
 
   /**
    * Refuses unsafe webhook targets and bad secrets, and gives every webhook a signing secret: the
-   * one sent, else the one the rule already had for that URL, else a new one.
+   * one sent, else the one the rule already had for that URL, else a new one. A memory channel
+   * without a scope writes at project scope, and the rule says so.
    */
   private async prepareChannels(channels: readonly Channel[], previous: readonly Channel[] = []): Promise<Channel[]> {
     const known = new Map(previous.flatMap((c) => (c.kind === 'webhook' && c.secret !== undefined ? [[c.url, c.secret] as const] : [])));
     return Promise.all(
       channels.map(async (channel) => {
-        if (channel.kind !== 'webhook') return channel;
+        if (channel.kind !== 'webhook') return { ...channel, writeAs: { ...channel.writeAs, scope: channel.writeAs.scope ?? 'project' } };
         await checkWebhookTarget(channel.url, this.settings);
         if (channel.secret !== undefined) checkWebhookSecret(channel.secret);
         return { ...channel, secret: channel.secret ?? known.get(channel.url) ?? generateWebhookSecret() };
@@ -304,7 +305,7 @@ export class AlertService {
       const saved = await this.memory.save(projectId, {
         content: renderTemplate(channel.writeAs.content, { event: fire.event, rule: fire.rule }),
         type: 'event',
-        scope: channel.writeAs.scope,
+        scope: channel.writeAs.scope ?? 'project',
         importance: channel.writeAs.importance ?? 5,
         source: 'alert',
         ...(fire.event.subject ? { subject: fire.event.subject } : {}),
