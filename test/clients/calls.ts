@@ -43,6 +43,8 @@ export interface ClientCall {
   path: string;
   query?: Record<string, string | number | boolean>;
   body?: unknown;
+  /** Headers the caller sends beyond the client's own (an MCP client's Accept). */
+  headers?: Record<string, string>;
   reads: Reads;
   /** Keys the client code itself dereferences in the answer (of the object, or of each item of an array). */
   fields?: string[];
@@ -449,8 +451,10 @@ const ts: Omit<ClientCall, 'client'>[] = [
     method: 'POST',
     path: '/brains/{brainId}/mcp-server/http',
     body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'client', version: '1' } } },
+    headers: { accept: 'application/json, text/event-stream' },
     reads: 'object',
     pending: true,
+    note: 'an MCP client connects here (Streamable HTTP), not the REST client',
   },
   // src/integrations: MemoryMiddleware (withOpenAI, withAnthropic, memoryMiddleware, withMemory)
   {

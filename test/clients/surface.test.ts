@@ -17,12 +17,16 @@ describe("the public clients' calls against Lattice", () => {
   let seq = 0;
 
   /** A call on the project with the client's own headers and encoding (no harness defaults). */
-  async function send(method: ClientCall['method'], path: string, options: { body?: unknown; query?: Record<string, string | number | boolean>; client?: ClientCall['client'] } = {}) {
+  async function send(
+    method: ClientCall['method'],
+    path: string,
+    options: { body?: unknown; query?: Record<string, string | number | boolean>; client?: ClientCall['client']; headers?: Record<string, string> } = {},
+  ) {
     const client = options.client ?? 'ts';
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) query.set(key, String(value));
     const qs = query.toString();
-    const headers: Record<string, string> = { authorization: `Bearer ${project.apiKey}` };
+    const headers: Record<string, string> = { ...options.headers, authorization: `Bearer ${project.apiKey}` };
     const hasBody = client === 'py' ? options.body !== undefined : method !== 'GET' && method !== 'DELETE' && options.body != null;
     if (client === 'py') {
       headers['content-type'] = 'application/json';
@@ -131,7 +135,7 @@ describe("the public clients' calls against Lattice", () => {
       for (const call of CALLS.filter((c) => c.client === client && !c.pending)) {
         it(`${call.sdk}: ${call.method} ${call.path}`, async () => {
           const { path, body, query } = await resolve(call);
-          const res = await send(call.method, path, { body, query, client });
+          const res = await send(call.method, path, { body, query, client, headers: call.headers });
           const where = `${call.method} ${path} -> ${res.statusCode} ${res.body.slice(0, 500)}`;
           if (call.expectError) {
             expect(res.statusCode, where).toBe(call.expectError.status);
