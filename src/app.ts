@@ -101,7 +101,7 @@ export async function buildApp(lattice: Lattice, options: BuildOptions = {}): Pr
       await scope.register(apis.tenancy.access);
       for (const module of modules) for (const schema of module.schemas ?? []) scope.addSchema(schema);
       for (const module of modules) if (module.routes) await scope.register(module.routes);
-      await scope.register(mcpRoutes, { tools: modules.flatMap((module) => module.tools ?? []), access: apis.tenancy });
+      await scope.register(mcpRoutes, { tools: modules.flatMap((module) => module.tools ?? []), endpoints: modules.flatMap((module) => module.mcpEndpoints ?? []), access: apis.tenancy });
     },
     { prefix: API_PREFIX },
   );

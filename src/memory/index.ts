@@ -19,6 +19,7 @@ import { MemoryReflection } from './reflect/reflect.js';
 import { ObservationConsolidation } from './consolidate/consolidate.js';
 import { consolidateRoutes } from './consolidate/routes.js';
 import { Brains } from './brains/brains.js';
+import { brainMcpEndpoint } from './brains/mcp.js';
 import { brainRoutes } from './brains/routes.js';
 import { BrainSchema } from './brains/schemas.js';
 import { ConversationContexts } from './context/context.js';
@@ -131,6 +132,7 @@ export function createMemoryModule(
     // What the last run left unembedded is embedded now rather than at the first sweep.
     onStart: async () => void (await memory.sweepUnembedded()),
     tools: memoryTools({ memory, search, observer, contexts, feedback }),
+    mcpEndpoints: [brainMcpEndpoint({ brains, search, contexts })],
     subjectData: memorySubjectData(db),
     backlog: async (projectId) => {
       const { total, embedded, oldestPendingAt } = await countEmbedded(db, projectId);

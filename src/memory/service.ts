@@ -12,6 +12,7 @@ import { subjectOf, type Subject } from '../platform/common-schemas.js';
 import { contentHash } from './content-hash.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody, type SubjectInsight } from './schemas.js';
+import { brainIdsOf } from './brains/store.js';
 import * as store from './store.js';
 
 export interface BackfillProgress {
@@ -97,6 +98,7 @@ export class MemoryService {
   /** Saves memories verbatim. Replays (same live content) answer the existing memory. */
   async saveMany(projectId: string, inputs: readonly SaveInput[]): Promise<SaveResult[]> {
     const rows = inputs.map((input) => newRow(projectId, input));
+    await this.assertBrains(projectId, rows.map((r) => r.metadata));
     const byId = new Map((await store.insertMemories(this.db, rows)).map((m) => [m.id, m]));
     const results: SaveResult[] = [];
     for (const row of rows) {
@@ -160,6 +162,22 @@ export class MemoryService {
   async save(projectId: string, input: SaveInput): Promise<SaveResult> {
     const [result] = await this.saveMany(projectId, [input]);
     return result!;
+  }
+
+  /**
+   * A memory joins a brain by metadata.brainId, which must name a brain of its own project: a
+   * memory cannot claim another project's brain, or one that does not exist (and so rank as
+   * licensed_brain content it is not).
+   */
+  private async assertBrains(projectId: string, metadatas: readonly (Record<string, unknown> | null | undefined)[]): Promise<void> {
+    const named = metadatas.flatMap((m) => (m && m.brainId !== undefined && m.brainId !== null ? [m.brainId] : []));
+    if (named.length === 0) return;
+    const bad = (message: string) => new ValidationError(message, { errors: [{ path: 'body.metadata.brainId', message }] });
+    if (named.some((id) => typeof id !== 'string' || id === '')) throw bad('metadata.brainId must be the id of one of the project\'s brains (a string)');
+    const ids = [...new Set(named as string[])];
+    const found = new Set(await brainIdsOf(this.db, projectId, ids));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) throw bad(`metadata.brainId names no brain of this project: ${missing.join(', ')}`);
   }
 
   // ---- reads ----------------------------------------------------------------------------------
@@ -257,6 +275,7 @@ export class MemoryService {
       changes.contentHash = contentHash(content);
     }
     if (body.status === 'confirmed') Object.assign(changes, { reviewReason: null, confirmedAt: new Date() });
+    if (body.metadata !== undefined) await this.assertBrains(projectId, [body.metadata]);
     const current = await this.get(projectId, id);
     if (current.status === 'superseded' && body.status !== undefined) {
       throw new ConflictError(`memory ${id} is superseded by ${current.supersededById}; edit that one instead`);

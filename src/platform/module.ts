@@ -38,6 +38,22 @@ export interface ToolDefinition<S extends ZodRawShape = ZodRawShape> {
   run(args: z.infer<z.ZodObject<S>>, call: ToolCall): Promise<unknown>;
 }
 
+/**
+ * An MCP endpoint of its own under the project prefix (besides /mcp-server, which serves every
+ * module's tools), whose tools depend on the path: a brain's read-only endpoint, say. The shell
+ * mounts it at `url` (POST; GET and DELETE answer 405, as on /mcp-server).
+ */
+export interface ScopedMcpEndpoint {
+  /** Under the project prefix, with its path parameters, e.g. `/brains/:brainId/mcp-server/http`. */
+  url: string;
+  /** The path parameters' schema (projectId included). */
+  params: TSchema;
+  summary: string;
+  description: string;
+  /** The tools this request may call; throws (a 404, say) when the path names nothing it may read. */
+  tools(projectId: string, params: Record<string, string>): Promise<readonly ToolDefinition[]>;
+}
+
 /** A tool answer of several text parts (a summary, then data), rather than one JSON text. */
 export class ToolTexts {
   constructor(readonly texts: readonly string[]) {}
@@ -140,6 +156,8 @@ export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
   /** Work for a process that runs jobs, once its consumers run (e.g. a sweep for work lost in a crash). */
   readonly onStart?: () => Promise<void>;
   readonly tools?: readonly ToolDefinition[];
+  /** MCP endpoints of its own (ScopedMcpEndpoint). */
+  readonly mcpEndpoints?: readonly ScopedMcpEndpoint[];
   readonly subjectData?: SubjectDataHook;
   /**
    * The project's backlogs in this module, cheap enough to read on every view of the console's

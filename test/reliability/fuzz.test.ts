@@ -28,8 +28,10 @@ import { assertGeneratable, satisfies, SchemaFuzzer } from '../helpers/schema-ar
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_240_917);
 const MCP_OPERATION = 'POST /mcp-server';
-/** Routes kept out of the OpenAPI document on purpose (the stateless MCP endpoint's 405 answers). */
-const HIDDEN = ['GET /mcp-server', 'DELETE /mcp-server'];
+/** The MCP endpoints: the project's, and a brain's (whose tools share the project endpoint's names). */
+const MCP_OPERATIONS = new Set([MCP_OPERATION, 'POST /brains/{brainId}/mcp-server/http']);
+/** Routes kept out of the OpenAPI document on purpose (the stateless MCP endpoints' 405 answers). */
+const HIDDEN = ['GET /mcp-server', 'DELETE /mcp-server', 'GET /brains/{brainId}/mcp-server/http', 'DELETE /brains/{brainId}/mcp-server/http'];
 
 interface Failure {
   where: string;
@@ -189,7 +191,7 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
       if (['POST', 'PATCH', 'PUT'].includes(op.method)) {
         expect(op.body, `${op.key} documents no JSON body`).toBeDefined();
         // A body that takes anything is fuzzed only through a generator of its own.
-        if (Object.keys(op.body!).filter((k) => k !== 'description').length === 0) expect(op.key).toBe(MCP_OPERATION);
+        if (Object.keys(op.body!).filter((k) => k !== 'description').length === 0) expect(MCP_OPERATIONS.has(op.key), op.key).toBe(true);
         else assertGeneratable(op.body, `${op.key} body`);
       }
     }
@@ -211,7 +213,7 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
 
     for (const op of [...fuzzed, ...hidden]) {
       const fuzzer = await currentFuzzer();
-      const bodyOverride = op.key === MCP_OPERATION ? jsonRpcBodies(tools, fuzzer) : undefined;
+      const bodyOverride = MCP_OPERATIONS.has(op.key) ? jsonRpcBodies(tools, fuzzer) : undefined;
       const samples = fc.sample(requestArbitrary(op, { fuzzer, bodyOverride }), { seed: seedFor(op.key), numRuns: RUNS });
       reached.set(op.key, 0);
       for (const sample of samples) {
@@ -242,10 +244,10 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
 
         let refused = status >= 400;
         if (status >= 400) {
-          const jsonRpc = op.key === MCP_OPERATION && isJsonRpcError(parsed(res));
+          const jsonRpc = MCP_OPERATIONS.has(op.key) && isJsonRpcError(parsed(res));
           const shape = jsonRpc ? undefined : errorShapeProblem(res);
           if (shape) fail(shape, res);
-        } else if (op.key === MCP_OPERATION && status === 200) {
+        } else if (MCP_OPERATIONS.has(op.key) && status === 200) {
           const outcome = jsonRpcOutcome(res.json());
           if (outcome.crash) fail(outcome.crash, res);
           if (toolRefusal && !outcome.refused) fail(`the tool accepted although ${toolRefusal}`, res);

@@ -277,6 +277,7 @@ describe('batch and list maxima', () => {
       'GET /admin/memory/graph/edges': (body) => body,
       'GET /memory-compliance/audit': (body) => body,
       'GET /brains': (body) => body.data,
+      'GET /brain-catalog': (body) => body.data,
     };
     /** A route's path with its parameters filled in. */
     const concrete = (path: string) => path.replace('{contactId}', 'limits-contact');
@@ -356,10 +357,10 @@ describe('batch and list maxima', () => {
          SELECT $1, 'edge_limits' || i, 'ent_limits1', 'mentions', 'value ' || i, now() - interval '1 day' FROM generate_series(1, 10001) AS i`,
         [p.projectId],
       );
-      // 101 brains, through SQL: more than the brain list's maximum.
+      // 101 brains, through SQL, published for all: more than the brain list's and the catalogue's maximum.
       await h.db.query(
         `INSERT INTO brains (project_id, id, external_id, name, brain_interface, version, visibility, status, rights_attested)
-         SELECT $1, 'brn_limits' || lpad(i::text, 4, '0'), 'limits-' || i, 'Limits ' || i, 'v1', '1.0.0', 'PRIVATE', 'DRAFT', false FROM generate_series(1, 101) AS i
+         SELECT $1, 'brn_limits' || lpad(i::text, 4, '0'), 'limits-' || i, 'Limits ' || i, 'v1', '1.0.0', 'PUBLIC', 'PUBLISHED', true FROM generate_series(1, 101) AS i
          ON CONFLICT DO NOTHING`,
         [p.projectId],
       );

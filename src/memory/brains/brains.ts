@@ -5,7 +5,7 @@
 import type { Db } from '../../platform/db.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { BRAIN_INTERFACE, BRAIN_PAGE, type Brain, type CreateBrain, type UpdateBrain } from './schemas.js';
+import { BRAIN_INTERFACE, BRAIN_PAGE, type Brain, type CatalogueBrain, type CreateBrain, type UpdateBrain } from './schemas.js';
 import * as store from './store.js';
 
 const encode = (cursor: { after?: string; before?: string }) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
@@ -90,9 +90,22 @@ export class Brains {
     if (!(await store.deleteBrain(this.db, projectId, id))) throw new NotFoundError(`brain ${id} not found`);
   }
 
-  async page(projectId: string, query: { limit?: number; cursor?: string }): Promise<{ data: Brain[]; next: string | null; previous: string | null }> {
+  async page(projectId: string, query: { limit?: number; cursor?: string }): Promise<BrainPage<Brain>> {
+    return this.walk({ projectId }, query);
+  }
+
+  /**
+   * The catalogue: every project's brains published PUBLIC (never UNLISTED or PRIVATE ones, nor
+   * drafts), newest first, as a reader sees them: the card, not the owner.
+   */
+  async catalogue(query: { limit?: number; cursor?: string; domain?: string }): Promise<BrainPage<CatalogueBrain>> {
+    const page = await this.walk({ catalogue: true, domain: query.domain }, query);
+    return { ...page, data: page.data.map(catalogueEntry) };
+  }
+
+  private async walk(shelf: store.BrainShelf, query: { limit?: number; cursor?: string }): Promise<BrainPage<Brain>> {
     const at = query.cursor === undefined ? {} : decode(query.cursor);
-    const { brains, older, newer } = await store.brainPage(this.db, projectId, query.limit ?? BRAIN_PAGE.default, at);
+    const { brains, older, newer } = await store.brainPage(this.db, shelf, query.limit ?? BRAIN_PAGE.default, at);
     return {
       data: brains,
       next: older ? encode({ after: brains.at(-1)!.id }) : null,
@@ -100,3 +113,23 @@ export class Brains {
     };
   }
 }
+
+export interface BrainPage<T> {
+  data: T[];
+  next: string | null;
+  previous: string | null;
+}
+
+/** What a reader is shown of another project's brain: its card, not its owner's bookkeeping. */
+export const catalogueEntry = (b: Brain): CatalogueBrain => ({
+  id: b.id,
+  externalId: b.externalId,
+  name: b.name,
+  domain: b.domain,
+  version: b.version,
+  brainInterface: b.brainInterface,
+  visibility: b.visibility,
+  status: b.status,
+  card: b.card,
+  updated: b.updated,
+});

@@ -1,8 +1,9 @@
-// The brain registry (SDK-WIRE.md: POST, GET /brains; GET, PATCH, DELETE /brains/{id}).
+// The brain registry (SDK-WIRE.md: POST, GET /brains; GET, PATCH, DELETE /brains/{id}) and the
+// catalogue of every project's published public brains (GET /brain-catalog).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Brains } from './brains.js';
-import { BRAIN_PAGE, BrainPageQuerySchema, BrainPageSchema, BrainParamsSchema, CreateBrainSchema, UpdateBrainSchema } from './schemas.js';
+import { BRAIN_PAGE, BrainPageQuerySchema, BrainPageSchema, BrainParamsSchema, CataloguePageQuerySchema, CataloguePageSchema, CreateBrainSchema, UpdateBrainSchema } from './schemas.js';
 
 const tags = ['brains'];
 const READ = { permission: 'READ_MEMORY' } as const;
@@ -35,6 +36,23 @@ export const brainRoutes: FastifyPluginAsyncTypebox<{ brains: Brains }> = async 
       },
     },
     async (request) => brains.page(request.principal.projectId, request.query),
+  );
+
+  app.get(
+    '/brain-catalog',
+    {
+      config: { ...READ, audit: 'read.brain' },
+      schema: {
+        tags,
+        summary: "Every project's published public brains, newest first, a page at a time",
+        description:
+          'The brains any project may read: PUBLISHED and PUBLIC (an UNLISTED brain is read by whoever has its id and is listed nowhere; PRIVATE and unpublished ones never leave their project). Each shows its card, not its owner. ' +
+          `Read one with brainId on POST /memory/search or /memory/context, or over MCP at /brains/{brainId}/mcp-server/http. domain narrows to one domain. Paged as GET /brains: at most limit (default ${BRAIN_PAGE.default}, at most ${BRAIN_PAGE.max}), cursors next and previous.`,
+        querystring: CataloguePageQuerySchema,
+        response: { 200: CataloguePageSchema },
+      },
+    },
+    async (request) => brains.catalogue(request.query),
   );
 
   app.get(

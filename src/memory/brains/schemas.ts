@@ -98,3 +98,32 @@ export const BrainPageSchema = Type.Object({
 });
 
 export const BrainParamsSchema = Type.Object({ projectId: ProjectParamsSchema.properties.projectId, brainId: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** A brain as the catalogue and a brain's MCP endpoint show it to other projects: no owner, no bookkeeping. */
+export const CatalogueBrainSchema = Type.Object({
+  id: Type.String(),
+  externalId: Type.String(),
+  name: Type.String(),
+  domain: Nullable(Type.String()),
+  version: Type.String(),
+  brainInterface: Type.String(),
+  visibility: Type.Enum(BRAIN_VISIBILITIES),
+  status: Type.Enum(BRAIN_STATUSES),
+  card: Nullable(BrainCardSchema),
+  updated: Timestamp(),
+});
+export type CatalogueBrain = Static<typeof CatalogueBrainSchema>;
+
+export const CataloguePageQuerySchema = Type.Object(
+  {
+    ...BrainPageQuerySchema.properties,
+    domain: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only brains of this domain (case-insensitive)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const CataloguePageSchema = Type.Object({
+  data: Type.Array(CatalogueBrainSchema),
+  next: BrainPageSchema.properties.next,
+  previous: BrainPageSchema.properties.previous,
+});

@@ -74,22 +74,26 @@ export async function deleteBrain(db: Queryable, projectId: string, id: string):
   return (result.rowCount ?? 0) > 0;
 }
 
+/** Whose brains a page walks: one project's, or every project's published public brains (the catalogue). */
+export type BrainShelf = { projectId: string } | { catalogue: true; domain?: string };
+
+function shelfWhere(shelf: BrainShelf): { sql: string; params: unknown[] } {
+  if ('projectId' in shelf) return { sql: 'project_id = $1', params: [shelf.projectId] };
+  return { sql: "status = 'PUBLISHED' AND visibility = 'PUBLIC' AND ($1::text IS NULL OR lower(domain) = lower($1))", params: [shelf.domain ?? null] };
+}
+
 /**
- * A page of the project's brains, newest first (ids are time-ordered): after `after` (older) or
+ * A page of a shelf's brains, newest first (ids are time-ordered): after `after` (older) or
  * before `before` (newer), at most `limit`; with whether more lie beyond each end.
  */
-export async function brainPage(
-  db: Queryable,
-  projectId: string,
-  limit: number,
-  at: { after?: string; before?: string },
-): Promise<{ brains: Brain[]; older: boolean; newer: boolean }> {
+export async function brainPage(db: Queryable, shelf: BrainShelf, limit: number, at: { after?: string; before?: string }): Promise<{ brains: Brain[]; older: boolean; newer: boolean }> {
   const backwards = at.before !== undefined;
+  const where = shelfWhere(shelf);
   const { rows } = await db.query<BrainRow>(
     `SELECT ${COLUMNS} FROM brains
-      WHERE project_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR id > $3)
+      WHERE ${where.sql} AND ($2::text IS NULL OR id < $2) AND ($3::text IS NULL OR id > $3)
       ORDER BY id ${backwards ? 'ASC' : 'DESC'} LIMIT $4`,
-    [projectId, at.after ?? null, at.before ?? null, limit + 1],
+    [...where.params, at.after ?? null, at.before ?? null, limit + 1],
   );
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
@@ -97,8 +101,14 @@ export async function brainPage(
   const brains = page.map(toBrain);
   if (brains.length === 0) return { brains, older: false, newer: false };
   const { rows: beyond } = await db.query<{ older: boolean; newer: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM brains WHERE project_id = $1 AND id < $2) AS older, EXISTS (SELECT 1 FROM brains WHERE project_id = $1 AND id > $3) AS newer`,
-    [projectId, brains.at(-1)!.id, brains[0]!.id],
+    `SELECT EXISTS (SELECT 1 FROM brains WHERE ${where.sql} AND id < $2) AS older, EXISTS (SELECT 1 FROM brains WHERE ${where.sql} AND id > $3) AS newer`,
+    [...where.params, brains.at(-1)!.id, brains[0]!.id],
   );
   return { brains, older: backwards ? beyond[0]!.older : more || beyond[0]!.older, newer: beyond[0]!.newer };
+}
+
+/** Which of `ids` are brains of the project (a memory's metadata.brainId must name one). */
+export async function brainIdsOf(db: Queryable, projectId: string, ids: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM brains WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, ids]);
+  return rows.map((r) => r.id);
 }
