@@ -26,9 +26,6 @@
 //
 // `expectError`: the call is behind a deployment switch that is off by default, and the answer is the
 // documented error (README "Errors"; src/platform/errors.ts), which the clients surface as such.
-//
-// `pending: true`: served by routes another engineer is building now (the financial vertical, the
-// per-brain MCP endpoint); listed, not called. Remove the flag when they land.
 
 export type Client = 'ts' | 'py';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -49,7 +46,6 @@ export interface ClientCall {
   /** Keys the client code itself dereferences in the answer (of the object, or of each item of an array). */
   fields?: string[];
   expectError?: { status: number; code: string; because: string };
-  pending?: true;
   note?: string;
 }
 
@@ -398,10 +394,10 @@ const ts: Omit<ClientCall, 'client'>[] = [
     body: { content: 'News [AAPL]: Apple beats earnings', type: 'fact', scope: 'project', category: 'financial', source: 'sdk:financial', metadata: { newsEvent: { ticker: 'AAPL', headline: 'Apple beats earnings', sentiment: 0.7 } } },
     reads: 'object',
   },
-  { sdk: 'financial.getProfile', method: 'POST', path: '/lattice/financial/profile', body: { subject: portfolio }, reads: 'object', pending: true },
-  { sdk: 'financial.predict', method: 'POST', path: '/lattice/financial/predict', body: { subject: ticker, horizonDays: 30, persist: true }, reads: 'object', pending: true },
-  { sdk: 'financial.reconcile', method: 'POST', path: '/lattice/financial/reconcile', body: {}, reads: 'object', pending: true },
-  { sdk: 'financial.getCalibration', method: 'POST', path: '/lattice/financial/calibration', body: { bucketCount: 5 }, reads: 'object', pending: true },
+  { sdk: 'financial.getProfile', method: 'POST', path: '/lattice/financial/profile', body: { subject: portfolio }, reads: 'object', fields: ['subject', 'indicators', 'fundamentals', 'positions', 'unpricedHoldings', 'disclaimer', 'generatedAt'] },
+  { sdk: 'financial.predict', method: 'POST', path: '/lattice/financial/predict', body: { subject: ticker, horizonDays: 30, persist: true }, reads: 'object', fields: ['signals', 'strategy', 'strategyReliability', 'resolvedSample', 'disclaimer'] },
+  { sdk: 'financial.reconcile', method: 'POST', path: '/lattice/financial/reconcile', body: {}, reads: 'object', fields: ['scored', 'hits', 'misses', 'stillPending'] },
+  { sdk: 'financial.getCalibration', method: 'POST', path: '/lattice/financial/calibration', body: { bucketCount: 5 }, reads: 'object', fields: ['buckets', 'strategy', 'strategyReliability', 'totalResolved'] },
   // tf.typed (src/resources/typed.ts)
   {
     sdk: 'typed.registerAttribute',
@@ -453,7 +449,6 @@ const ts: Omit<ClientCall, 'client'>[] = [
     body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'client', version: '1' } } },
     headers: { accept: 'application/json, text/event-stream' },
     reads: 'object',
-    pending: true,
     note: 'an MCP client connects here (Streamable HTTP), not the REST client',
   },
   // src/integrations: MemoryMiddleware (withOpenAI, withAnthropic, memoryMiddleware, withMemory)
@@ -677,10 +672,10 @@ const py: Omit<ClientCall, 'client'>[] = [
     body: { content: 'News [MSFT,AAPL]: Cloud spending rises', type: 'fact', scope: 'project', category: 'financial', source: 'sdk:financial', metadata: { newsEvent: { tickers: ['MSFT', 'AAPL'], headline: 'Cloud spending rises' } } },
     reads: 'object',
   },
-  { sdk: 'financial.get_profile', method: 'POST', path: '/lattice/financial/profile', body: { subject: ticker }, reads: 'object', pending: true },
-  { sdk: 'financial.predict', method: 'POST', path: '/lattice/financial/predict', body: { subject: ticker }, reads: 'object', pending: true },
-  { sdk: 'financial.reconcile', method: 'POST', path: '/lattice/financial/reconcile', body: {}, reads: 'object', pending: true },
-  { sdk: 'financial.get_calibration', method: 'POST', path: '/lattice/financial/calibration', body: { strategy: 'momentum' }, reads: 'object', pending: true },
+  { sdk: 'financial.get_profile', method: 'POST', path: '/lattice/financial/profile', body: { subject: ticker }, reads: 'object', fields: ['subject', 'indicators', 'fundamentals', 'positions', 'unpricedHoldings', 'disclaimer', 'generatedAt'] },
+  { sdk: 'financial.predict', method: 'POST', path: '/lattice/financial/predict', body: { subject: ticker }, reads: 'object', fields: ['signals', 'strategy', 'strategyReliability', 'resolvedSample', 'disclaimer'] },
+  { sdk: 'financial.reconcile', method: 'POST', path: '/lattice/financial/reconcile', body: {}, reads: 'object', fields: ['scored', 'hits', 'misses', 'stillPending'] },
+  { sdk: 'financial.get_calibration', method: 'POST', path: '/lattice/financial/calibration', body: { strategy: 'momentum' }, reads: 'object', fields: ['buckets', 'strategy', 'strategyReliability', 'totalResolved'] },
   // mm.typed (resources/typed.py)
   { sdk: 'typed.register_attribute', method: 'POST', path: '/memory-typed/attributes', body: { attributeKey: 'resting_hr', dataType: 'numeric', unit: 'bpm', minValid: 20, maxValid: 250 }, reads: 'object' },
   { sdk: 'typed.list_attributes', method: 'GET', path: '/memory-typed/attributes', reads: 'array' },
