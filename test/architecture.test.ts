@@ -9,6 +9,7 @@ import { join, posix, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { NAMED_OWNERS, sqlUses, tableMap, trespasses, type SqlUse, type TableMap } from './helpers/sql-ownership.js';
 
 type Edge = { from: string; to: string; typeOnly: boolean };
 type EnvRead = { file: string; line: number };
@@ -251,6 +252,110 @@ describe('module architecture', () => {
     expectNone(rules.lowerImportsRootOrApp(edges), 'a domain or the platform imports the root, the app or MCP'));
   it('keeps workers free of src/', () => expectNone(rules.workersImportSrc(edges), 'workers import src/'));
   it('reads process.env only in src/config.ts', () => expectNone(envOutsideConfig(env), 'process.env outside src/config.ts'));
+});
+
+// ---- Who owns each table (issue 36) ---------------------------------------------------------
+
+/**
+ * SQL that names another owner's table today. The list can only shrink: a new trespass fails the
+ * test, and so does an entry that no longer occurs (take it off). Issue 36 is done when it is empty.
+ */
+const KNOWN_TRESPASSES = [
+  "src/alerts/store.ts: read events (events's)",
+  "src/behavior/activity/store.ts: read typed_attributes (typed's)",
+  "src/behavior/context/contact-store.ts: read events (events's)",
+  "src/behavior/context/contact-store.ts: read memories (memory's)",
+  "src/behavior/context/contact-store.ts: read typed_observations (typed's)",
+  "src/behavior/context/store.ts: read memories (memory's)",
+  "src/behavior/monitor/store.ts: read memories (memory's)",
+  "src/behavior/monitor/store.ts: write memories (memory's)",
+  "src/behavior/patterns/store.ts: lock memories (memory's)",
+  "src/behavior/patterns/store.ts: read events (events's)",
+  "src/behavior/patterns/store.ts: read memories (memory's)",
+  "src/behavior/patterns/store.ts: read typed_observations (typed's)",
+  "src/behavior/patterns/store.ts: write memories (memory's)",
+  "src/behavior/refs.ts: read memories (memory's)",
+  "src/discovery/features.ts: read behavior_mining_queue (behavior's)",
+  "src/embeddings/dimension.ts: alter memories (memory's)",
+  "src/graph/store.ts: read memories (memory's)",
+  "src/learning/store.ts: read behavior_predictions (behavior's)",
+  "src/learning/store.ts: read typed_observations (typed's)",
+  "src/media/store.ts: read memories (memory's)",
+  "src/memory/curation/store.ts: read projects (tenancy's)",
+];
+
+function readTables(files: readonly string[]): { map: TableMap; uses: SqlUse[] } {
+  const migrations = readdirSync(join(ROOT, 'migrations'))
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => ({ file: `migrations/${f}`, text: readFileSync(join(ROOT, 'migrations', f), 'utf8') }));
+  const map = tableMap(migrations);
+  const tables = new Set(map.owners.keys());
+  return { map, uses: files.flatMap((f) => sqlUses(f, readFileSync(join(ROOT, f), 'utf8'), tables)) };
+}
+
+describe('table ownership', () => {
+  const { files } = scanRepository();
+  const { map, uses } = readTables(files);
+  const domains = new Set(files.flatMap((f) => (domainOf(f) ? [domainOf(f)!] : [])));
+
+  it('finds every table of the migrations and an owner for each, a domain of src/', () => {
+    expect(map.owners.size).toBeGreaterThan(30);
+    expect(map.owners.get('memories')).toBe('memory');
+    expect(map.owners.get('behavior_mining_queue')).toBe('behavior');
+    expect(map.owners.has('event_clocks'), 'a dropped table is gone').toBe(false);
+    const unowned = [...map.owners].filter(([, owner]) => owner === undefined || !domains.has(owner)).map(([t, owner]) => `${t} -> ${owner ?? '?'}`);
+    expectNone(unowned, 'tables without an owning domain (name them in NAMED_OWNERS or give them their domain\'s prefix)');
+    for (const owner of Object.values(NAMED_OWNERS)) expect(domains.has(owner), owner).toBe(true);
+  });
+  it('finds SQL in the source', () => {
+    expect(uses.filter((u) => u.table === 'memories' && u.file.startsWith('src/memory/')).length).toBeGreaterThan(20);
+  });
+  it("keeps each domain's SQL on its own tables and other owners' read views; the known trespasses only shrink", () => {
+    const found = trespasses(uses, map, domainOf);
+    expectNone(found.filter((t) => !KNOWN_TRESPASSES.includes(t)), "SQL names another owner's table (read it through the owner's api or a read view it publishes)");
+    expectNone(KNOWN_TRESPASSES.filter((t) => !found.includes(t)), 'known trespasses that no longer occur: take them off KNOWN_TRESPASSES');
+  });
+});
+
+describe('table ownership rules, on planted code', () => {
+  const map = tableMap([
+    { file: '0001.sql', text: 'CREATE TABLE memories (id text);\nCREATE TABLE alpha_items (id text); -- CREATE TABLE commented_out (x int)\nCREATE TABLE alpha_gone (id text);' },
+    { file: '0002.sql', text: 'CREATE VIEW alpha_items_read AS SELECT id FROM alpha_items;\nDROP TABLE IF EXISTS alpha_gone;\nCREATE TABLE mystery (id text);' },
+  ], (name) => (name === 'memories' ? 'memory' : name.startsWith('alpha_') ? 'alpha' : undefined));
+  const owner = (f: string) => /^src\/([^/]+)\//.exec(f)?.[1];
+  const check = (file: string, code: string) => trespasses(sqlUses(file, code, new Set(map.owners.keys())), map, (f) => (owner(f) === 'platform' ? undefined : owner(f)));
+
+  it('reads owners from names, views from CREATE VIEW, and forgets dropped tables', () => {
+    expect([...map.owners]).toEqual([
+      ['memories', 'memory'],
+      ['alpha_items', 'alpha'],
+      ['mystery', undefined],
+      ['alpha_items_read', 'alpha'],
+    ]);
+    expect([...map.views]).toEqual(['alpha_items_read']);
+  });
+  it("passes a domain's SQL on its own tables, and reads of another's view", () => {
+    expect(check('src/alpha/store.ts', "db.query('SELECT id FROM alpha_items WHERE id = $1'); db.query(`DELETE FROM alpha_items WHERE id = ${x}`)")).toEqual([]);
+    expect(check('src/beta/store.ts', "db.query('SELECT r.id FROM alpha_items_read r')")).toEqual([]);
+    // Words in prose and lower-case SQL-like text are not statements.
+    expect(check('src/beta/store.ts', "throw new Error('nothing from alpha_items here'); const s = 'select * from memories'")).toEqual([]);
+  });
+  it('catches reads, locks, writes and alterations of another owner\'s table, and SQL in the platform', () => {
+    expect(check('src/beta/store.ts', "db.query('SELECT m.id FROM memories m JOIN alpha_items a ON a.id = m.id')")).toEqual([
+      "src/beta/store.ts: read alpha_items (alpha's)",
+      "src/beta/store.ts: read memories (memory's)",
+    ]);
+    expect(check('src/beta/store.ts', "db.query('SELECT id FROM memories WHERE id = $1 FOR UPDATE')")).toEqual(["src/beta/store.ts: lock memories (memory's)"]);
+    expect(check('src/beta/store.ts', "db.query(`UPDATE memories SET x = 1 WHERE project_id = ${p}`)")).toEqual(["src/beta/store.ts: write memories (memory's)"]);
+    expect(check('src/beta/store.ts', "db.query('INSERT INTO alpha_items (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id')")).toEqual(["src/beta/store.ts: write alpha_items (alpha's)"]);
+    expect(check('src/beta/store.ts', "tx.exec('ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN'); tx.exec('CREATE INDEX m_idx ON memories USING hnsw (e)')")).toEqual([
+      "src/beta/store.ts: alter memories (memory's)",
+    ]);
+    expect(check('src/alpha/store.ts', "db.query('DELETE FROM memories WHERE id = $1')")).toEqual(["src/alpha/store.ts: write memories (memory's)"]);
+    expect(check('src/platform/maintenance.ts', "db.query('SELECT count(*) FROM alpha_items')")).toEqual(["src/platform/maintenance.ts: read alpha_items (alpha's)"]);
+    expect(check('src/beta/store.ts', "db.query('SELECT id FROM mystery')")).toEqual(["src/beta/store.ts: read mystery (no owner's)"]);
+  });
 });
 
 describe('architecture rules, on a planted graph', () => {
