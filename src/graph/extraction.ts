@@ -14,7 +14,7 @@ import { extractGraph, SUBJECT, type ExtractedType } from './extract.js';
 import { nameKey } from './names.js';
 import { ENTITY_TYPES, GRAPH_LIMITS, type EntityType } from './schemas.js';
 import type { GraphService } from './service.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export type GraphJobs = {
   'graph.extract-sweep': { payload: Record<string, never>; result: { projects: number; extracted: number } };

@@ -11,7 +11,7 @@ import { GraphRecall } from './recall.js';
 import { graphRoutes } from './routes.js';
 import { EdgeSchema, EntitySchema, TraversalEdgeSchema } from './schemas.js';
 import { GraphService } from './service.js';
-import { extractionBacklog } from './store.js';
+import { extractionBacklog } from './store/extractions.js';
 import { graphSubjectData } from './subject-data.js';
 
 export type { GraphJobs } from './extraction.js';

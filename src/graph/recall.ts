@@ -8,7 +8,7 @@ import type { Db } from '../platform/db.js';
 import { NotFoundError } from '../platform/errors.js';
 import type { WorkerPool } from '../platform/pool.js';
 import { GRAPH_LIMITS } from './schemas.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 /** Distinct shared entities at which a search candidate's associative bonus is full. */
 const FULL_BONUS_SHARED = 3;

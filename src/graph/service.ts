@@ -22,7 +22,7 @@ import {
   type TraversalEdge,
   type TraverseBody,
 } from './schemas.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 const FUNCTIONAL = new Set<string>(FUNCTIONAL_PREDICATES);
 const isCurrent = (r: store.EntityRow) => r.valid_to === null && r.superseded_by_id === null;

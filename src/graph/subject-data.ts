@@ -3,7 +3,7 @@
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
 import { idPages, keysetPages } from '../platform/subject-data.js';
-import * as store from './store.js';
+import * as store from './store/subject.js';
 
 export function graphSubjectData(db: Db): SubjectDataHook {
   return {
