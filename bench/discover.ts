@@ -78,28 +78,36 @@
 // BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no automatic mining in the
 // background while measuring), REQUEST_TIMEOUT_MS 600000 (the whole-project extract and the
 // discovery are awaited within it), RATE_LIMIT_PER_MINUTE and PATTERN_EXTRACT_PER_MINUTE 10000000.
-import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
 import type { SubjectFeatures } from '../src/discovery/features.js';
 import { COHORT, DISCOVERY, type Behavior, type CohortMember, type DiscoverResponse } from '../src/discovery/schemas.js';
-import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
-import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
+import type { ObservationInput } from '../src/typed/schemas.js';
+import {
+  check,
+  DAY_MS,
+  HOUR_MS,
+  holdBackgroundMining,
+  ingestBatch as ingest,
+  markdownTable,
+  ms,
+  mulberry32,
+  onEachBackendWithApp,
+  openProject,
+  perSecond,
+  positiveInt,
+  ProjectClient,
+  progress,
+  runBench,
+  sleep,
+  summarise,
+  tenthsOfSeconds as seconds,
+  thousands,
+  type AppRun,
+} from './support.js';
+import { CUSTOMER_KIND as KIND, PURCHASE_ATTRIBUTE as ATTRIBUTE } from './customers.js';
 
-process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
-process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
-process.env.REQUEST_TIMEOUT_MS ??= '600000';
-process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
-process.env.PATTERN_EXTRACT_PER_MINUTE ??= '10000000';
-
-const positiveInt = (key: string, fallback: number): number => {
-  const value = Number(process.env[key] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
-  return value;
-};
+holdBackgroundMining({ PATTERN_EXTRACT_PER_MINUTE: '10000000' });
 
 const sizesFrom = (key: string): number[] | undefined => {
   const text = process.env[key];
@@ -109,10 +117,6 @@ const sizesFrom = (key: string): number[] | undefined => {
   return sizes;
 };
 
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-const ATTRIBUTE = 'purchase';
-const KIND = 'customer';
 const BATCH = 10_000;
 const WINDOW_DAYS = 365;
 /** No purchase older than this (the mining and RFM windows are 365 days). */
@@ -138,7 +142,6 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const median = (xs: readonly number[]) => {
@@ -217,34 +220,9 @@ interface ExtractAnswer {
   errors?: unknown[];
 }
 
-
-interface Run {
-  ctx: Lattice;
-  app: FastifyInstance;
-  setup: string;
-  postgres: boolean;
+interface Run extends AppRun {
   /** What keeps the planner statistics here (autovacuum's setting on Postgres). */
   statistics: string;
-}
-
-/** An enterprise project, a read-write key for it, and the purchase attribute (USD: its values are money). */
-async function openProject(run: Run, projectId: string): Promise<ProjectClient> {
-  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
-  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
-  const client = new ProjectClient(run.app, projectId, apiKey);
-  await client.post('/memory-typed/attributes', { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'USD' });
-  return client;
-}
-
-/** Ingests one batch synchronously; every row must be accepted. Answers the call's milliseconds. */
-async function ingest(client: ProjectClient, rows: ObservationInput[]): Promise<number> {
-  const t0 = performance.now();
-  const report = await client.post<IngestReport>('/memory-typed/observations', { observations: rows });
-  const took = performance.now() - t0;
-  if (report.accepted !== rows.length) {
-    throw new Error(`ingest: ${rows.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
-  }
-  return took;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,7 +359,7 @@ interface Prepared {
 
 async function prepare(run: Run, projectId: string, population: Population, label: string, options: { waitForEmbeddings: boolean; analyze: boolean }): Promise<Prepared> {
   const { ctx, setup } = run;
-  const client = await openProject(run, projectId);
+  const client = await openProject(run, projectId, ATTRIBUTE);
   let ingestMs = 0;
   let ingestCalls = 0;
   let lastReport = performance.now();
@@ -879,40 +857,24 @@ async function benchSpeed(run: Run, sizes: readonly number[]): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-const load = () =>
-  loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' / ');
-
-async function runBackend(ctx: Lattice, setup: string, postgres: boolean, extra: string): Promise<void> {
-  const app = await buildApp(ctx, { logger: false });
-  await app.ready();
+async function runBackend(base: AppRun): Promise<void> {
+  const { ctx, postgres } = base;
   const sizes = SIZES_OVERRIDE ?? (postgres ? PG_SIZES : PGLITE_SIZES);
-  const started = performance.now();
-  const loadBefore = load();
-  write(`### ${setup}`);
-  write();
-  try {
-    const autovacuum = postgres ? (await ctx.runtime.db.query<{ setting: string }>(`SELECT current_setting('autovacuum') AS setting`)).rows[0]!.setting : undefined;
-    const statistics =
-      autovacuum === undefined
-        ? 'PGlite runs no autovacuum: no statistics until an ANALYZE'
-        : autovacuum === 'on'
-          ? 'autovacuum on: its ANALYZE may or may not have run since the ingest'
-          : `autovacuum ${autovacuum} on this server: no statistics until an ANALYZE`;
-    const run: Run = { ctx, app, setup, postgres, statistics };
-    if (PARTS.has('1')) await benchQuality(run);
-    if (PARTS.has('2')) await benchSpeed(run, sizes);
-  } finally {
-    await app.close();
-    write(`${extra}Load average (1 / 5 / 15 min) ${loadBefore} before, ${load()} after this backend's ${seconds(performance.now() - started)} on ${cpus().length} CPU(s).`);
-    write();
-  }
+  const autovacuum = postgres ? (await ctx.runtime.db.query<{ setting: string }>(`SELECT current_setting('autovacuum') AS setting`)).rows[0]!.setting : undefined;
+  const statistics =
+    autovacuum === undefined
+      ? 'PGlite runs no autovacuum: no statistics until an ANALYZE'
+      : autovacuum === 'on'
+        ? 'autovacuum on: its ANALYZE may or may not have run since the ingest'
+        : `autovacuum ${autovacuum} on this server: no statistics until an ANALYZE`;
+  const run: Run = { ...base, statistics };
+  if (PARTS.has('1')) await benchQuality(run);
+  if (PARTS.has('2')) await benchSpeed(run, sizes);
 }
 
 async function main(): Promise<void> {
   checkAdjustedRandIndex();
-  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, machine), {
+  await onEachBackendWithApp(log, runBackend, {
     title: 'Discovery benchmark',
     description: 'Through the HTTP API (app.inject), one enterprise project per noise level and size.',
     out,

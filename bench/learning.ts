@@ -54,36 +54,38 @@
 // and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no mining in the background: it would re-mine the
 // simulated patterns and the apparel customers), REQUEST_TIMEOUT_MS 600000 and
 // RATE_LIMIT_PER_MINUTE 10000000 (the calls would pass the default 6,000 a minute).
-import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
-import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
-import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, mulberry32, perSecond, progress, onEachBackend, ProjectClient, runBench, sleep, thousands } from './support.js';
-import { dayOf, loadPurchases, type Purchase } from './apparel.js';
+import type { ObservationInput } from '../src/typed/schemas.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  holdBackgroundMining,
+  ingestBatch,
+  markdownTable,
+  mulberry32,
+  onEachBackendWithApp,
+  openProject,
+  optionalInt,
+  perSecond,
+  positiveInt,
+  ProjectClient,
+  progress,
+  runBench,
+  sleep,
+  tenthsOfSeconds as seconds,
+  thousands,
+  type AppRun as Run,
+} from './support.js';
+import { CUSTOMER_KIND as KIND, PURCHASE_ATTRIBUTE as ATTRIBUTE } from './customers.js';
+import { dayOf, loadPurchases, purchaseObservations, purchasesByCustomer, type Purchase } from './apparel.js';
 
-process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
-process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
-process.env.REQUEST_TIMEOUT_MS ??= '600000';
-process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
+holdBackgroundMining();
 
-const positiveInt = (key: string, fallback: number): number => {
-  const value = Number(process.env[key] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
-  return value;
-};
-
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-const MINUTE_MS = 60_000;
-const ATTRIBUTE = 'purchase';
-const KIND = 'customer';
 const BATCH = 10_000;
 
 // Part 1.
-const PATTERNS_OVERRIDE = process.env.BENCH_LEARNING_PATTERNS === undefined ? undefined : positiveInt('BENCH_LEARNING_PATTERNS', 1);
+const PATTERNS_OVERRIDE = optionalInt('BENCH_LEARNING_PATTERNS');
 const PG_PATTERNS = 30;
 const PGLITE_PATTERNS = 10;
 const CHECKPOINTS = [10, 100, 1000];
@@ -108,28 +110,8 @@ const out: string[] = [];
 const write = (text = '') => out.push(text);
 type Write = (text?: string) => void;
 
-const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number | null, digits = 4) => (x !== null && Number.isFinite(x) ? x.toFixed(digits) : '–');
 const sci = (x: number) => (x === 0 ? '0' : x.toExponential(1));
-
-// ---------------------------------------------------------------------------------------------
-// HTTP
-
-interface Run {
-  ctx: Lattice;
-  app: FastifyInstance;
-  setup: string;
-  postgres: boolean;
-}
-
-/** An enterprise project, a read-write key for it, and the purchase attribute (USD). */
-async function openProject(run: Run, projectId: string): Promise<ProjectClient> {
-  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
-  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
-  const client = new ProjectClient(run.app, projectId, apiKey);
-  await client.post('/memory-typed/attributes', { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'USD' });
-  return client;
-}
 
 // ---------------------------------------------------------------------------------------------
 // 1. Convergence of pattern confidence to the true success rate
@@ -172,7 +154,7 @@ const expectedPosterior = (p: SimPattern, hits: number, misses: number) =>
 
 async function benchConvergence(run: Run, k: number, w: Write): Promise<void> {
   const { ctx, setup } = run;
-  const client = await openProject(run, 'learning-convergence');
+  const client = await openProject(run, 'learning-convergence', ATTRIBUTE);
   const random = mulberry32(20_251);
   const now = Date.now();
   const patterns: SimPattern[] = [];
@@ -378,30 +360,9 @@ function score(p: readonly number[], y: readonly number[]): { brier: number; ece
   return { brier: brier / p.length, ece };
 }
 
-/** Observation rows for these purchases, time-shifted: noon of the day, same-day repeats +1 min each. */
-function purchaseRows(customer: string, list: readonly Purchase[], shiftMs: number): ObservationInput[] {
-  let sameDay = 0;
-  return list.map((p, i) => {
-    sameDay = i > 0 && list[i - 1]!.day === p.day ? sameDay + 1 : 0;
-    return {
-      attributeKey: ATTRIBUTE,
-      subjectKind: KIND,
-      subjectExternalId: customer,
-      valueNumeric: p.price,
-      observedAt: new Date(p.day * DAY_MS + 12 * HOUR_MS + sameDay * MINUTE_MS + shiftMs).toISOString(),
-      source: 'apparel_trans.csv',
-    };
-  });
-}
-
+/** Ingests the rows in batches of BATCH; every row must be accepted. */
 async function ingest(client: ProjectClient, rows: readonly ObservationInput[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    const batch = rows.slice(i, i + BATCH);
-    const report = await client.post<IngestReport>('/memory-typed/observations', { observations: batch });
-    if (report.accepted !== batch.length) {
-      throw new Error(`ingest: ${batch.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
-    }
-  }
+  for (let i = 0; i < rows.length; i += BATCH) await ingestBatch(client, rows.slice(i, i + BATCH));
 }
 
 async function benchCalibration(run: Run, purchases: readonly Purchase[], w: Write): Promise<void> {
@@ -411,28 +372,18 @@ async function benchCalibration(run: Run, purchases: readonly Purchase[], w: Wri
   const endMs = (endDay + 1) * DAY_MS;
   const firstDay = Math.min(...purchases.map((p) => p.day));
   const lookbackDays = Math.min(3650, Math.ceil((endMs - (firstDay * DAY_MS + 12 * HOUR_MS)) / DAY_MS));
-  const byCustomer = new Map<string, Purchase[]>();
-  for (const p of purchases) {
-    let list = byCustomer.get(p.customer);
-    if (!list) byCustomer.set(p.customer, (list = []));
-    list.push(p);
-  }
-  const customers = [...byCustomer]
-    .map(([id, list]) => {
-      list.sort((a, b) => a.day - b.day);
-      return { id, calibration: list.filter((p) => p.day <= endDay), later: list.filter((p) => p.day > endDay) };
-    })
-    .filter((c) => c.calibration.length > 0)
-    .sort((a, b) => Number(a.id) - Number(b.id) || (a.id < b.id ? -1 : 1));
+  const customers = purchasesByCustomer(purchases)
+    .map(([id, list]) => ({ id, calibration: list.filter((p) => p.day <= endDay), later: list.filter((p) => p.day > endDay) }))
+    .filter((c) => c.calibration.length > 0);
 
   const rows: string[][] = [];
   const notes: string[] = [];
   const reliability: string[] = [];
   for (const h of HORIZONS) {
     const started = performance.now();
-    const client = await openProject(run, `learning-calibration-${CAL_END}-h${h}`);
+    const client = await openProject(run, `learning-calibration-${CAL_END}-h${h}`, ATTRIBUTE);
     const shiftMs = Date.now() - endMs;
-    const calibrationRows = customers.flatMap((c) => purchaseRows(c.id, c.calibration, shiftMs));
+    const calibrationRows = customers.flatMap((c) => purchaseObservations(c.id, c.calibration, shiftMs));
     await ingest(client, calibrationRows);
     progress(`[${setup}] calibration, h ${h}: ${customers.length} customers, ${calibrationRows.length} calibration purchases ingested`);
 
@@ -463,7 +414,7 @@ async function benchCalibration(run: Run, purchases: readonly Purchase[], w: Wri
     progress(`[${setup}] calibration, h ${h}: ${answers.length} predictions asked (${answers.length - answered.length} abstained), BG/NBD fitted after ${seconds(fitMs)}`);
 
     // The holdout: purchases of (calEnd, calEnd + h], the same shift (observedAt in the future).
-    const holdoutRows = customers.flatMap((c) => purchaseRows(c.id, c.later.filter((p) => p.day <= endDay + h), shiftMs));
+    const holdoutRows = customers.flatMap((c) => purchaseObservations(c.id, c.later.filter((p) => p.day <= endDay + h), shiftMs));
     await ingest(client, holdoutRows);
     const scoreAt = new Date(Date.now() + (h + 1) * DAY_MS);
     let scored = 0;
@@ -535,37 +486,24 @@ async function benchCalibration(run: Run, purchases: readonly Purchase[], w: Wri
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
-
-async function runBackend(ctx: Lattice, setup: string, postgres: boolean, purchases: readonly Purchase[], extra: string): Promise<void> {
-  const app = await buildApp(ctx, { logger: false });
-  await app.ready();
-  const started = performance.now();
-  const loadBefore = load();
-  write(`### ${setup}`);
-  write();
+/**
+ * The calibration runs first: the convergence leaves a backlog of decision and outcome memories to
+ * embed, whose drain jobs would hold every job consumer and delay the BG/NBD fit (a job). Its
+ * section is printed second, as numbered.
+ */
+async function runBackend(run: Run, purchases: readonly Purchase[]): Promise<void> {
+  const calibration: string[] = [];
+  if (PARTS.has('2')) await benchCalibration(run, purchases, (text = '') => calibration.push(text));
   try {
-    const run: Run = { ctx, app, setup, postgres };
-    // The calibration runs first: the convergence leaves a backlog of decision and outcome memories
-    // to embed, whose drain jobs would hold every job consumer and delay the BG/NBD fit (a job).
-    // Its section is printed second, as numbered.
-    const calibration: string[] = [];
-    if (PARTS.has('2')) await benchCalibration(run, purchases, (text = '') => calibration.push(text));
-    try {
-      if (PARTS.has('1')) await benchConvergence(run, PATTERNS_OVERRIDE ?? (postgres ? PG_PATTERNS : PGLITE_PATTERNS), write);
-    } finally {
-      out.push(...calibration);
-    }
+    if (PARTS.has('1')) await benchConvergence(run, PATTERNS_OVERRIDE ?? (run.postgres ? PG_PATTERNS : PGLITE_PATTERNS), write);
   } finally {
-    await app.close();
-    write(`${extra}Load average (1 / 5 / 15 min) ${loadBefore} before, ${load()} after this backend's ${seconds(performance.now() - started)} on ${cpus().length} CPU(s).`);
-    write();
+    out.push(...calibration);
   }
 }
 
 async function main(): Promise<void> {
   const purchases = loadPurchases();
-  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, purchases, machine), {
+  await onEachBackendWithApp(log, (run) => runBackend(run, purchases), {
     title: 'Learning benchmark',
     description: 'Through the HTTP API (app.inject), one enterprise project for the simulation and one per horizon for the calibration.',
     out,

@@ -48,31 +48,36 @@
 // BEHAVIOR_MINING_DEBOUNCE_MS and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no automatic mining in the
 // background while measuring), REQUEST_TIMEOUT_MS 600000 (the whole-project extract is awaited
 // within it) and RATE_LIMIT_PER_MINUTE 10000000 (the sequential calls would pass the default 6,000).
-import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
-import type { Lattice } from '../src/modules.js';
 import { createLogger } from '../src/platform/logger.js';
-import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
-import { markdownTable, ms, mulberry32, perSecond, progress, runBench, sleep, summarise, onEachBackend, ProjectClient, thousands, check } from './support.js';
+import type { ObservationInput } from '../src/typed/schemas.js';
+import {
+  check,
+  DAY_MS,
+  HOUR_MS,
+  holdBackgroundMining,
+  ingestBatch as ingest,
+  markdownTable,
+  ms,
+  mulberry32,
+  onEachBackendWithApp,
+  openProject,
+  optionalInt,
+  perSecond,
+  positiveInt,
+  progress,
+  runBench,
+  sleep,
+  summarise,
+  tenthsOfSeconds as seconds,
+  thousands,
+  type AppRun as Run,
+} from './support.js';
 import { CUSTOMER_KIND as KIND, HABITS, PURCHASE_ATTRIBUTE as ATTRIBUTE, PURCHASES, subjectId, syntheticPurchases } from './customers.js';
-import { dayOf, loadPurchases, type Purchase } from './apparel.js';
+import { dayOf, loadPurchases, purchaseObservations, purchasesByCustomer, type Purchase } from './apparel.js';
 
-process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
-process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
-process.env.REQUEST_TIMEOUT_MS ??= '600000';
-process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
+holdBackgroundMining();
 
-const positiveInt = (key: string, fallback: number): number => {
-  const value = Number(process.env[key] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${key} must be a positive integer`);
-  return value;
-};
-
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-const MINUTE_MS = 60_000;
 const BATCH = 10_000;
 
 // Part 1. The data's customers all start in January 2005 and buy most in 2005 (1,362 of 3,187
@@ -83,7 +88,7 @@ const BINS = 10;
 const EPS = 1e-6;
 
 // Part 2.
-const SUBJECTS_OVERRIDE = process.env.BENCH_PREDICT_SUBJECTS === undefined ? undefined : positiveInt('BENCH_PREDICT_SUBJECTS', 1);
+const SUBJECTS_OVERRIDE = optionalInt('BENCH_PREDICT_SUBJECTS');
 const PG_SUBJECTS = 10_000;
 const PGLITE_SUBJECTS = 1000;
 const CALLS = positiveInt('BENCH_PREDICT_CALLS', 300);
@@ -103,7 +108,6 @@ const log = createLogger('warn');
 const out: string[] = [];
 const write = (text = '') => out.push(text);
 
-const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 const fixed = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '–');
 
 // ---------------------------------------------------------------------------------------------
@@ -135,27 +139,6 @@ interface ContextAnswer {
   truncated: string[];
 }
 
-
-/** An enterprise project, a read-write key for it, and the purchase attribute (USD: its values are money). */
-async function openProject(run: Run, projectId: string): Promise<ProjectClient> {
-  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
-  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
-  const client = new ProjectClient(run.app, projectId, apiKey);
-  await client.post('/memory-typed/attributes', { attributeKey: ATTRIBUTE, dataType: 'numeric', unit: 'USD' });
-  return client;
-}
-
-/** Ingests one batch synchronously; every row must be accepted. Answers the call's milliseconds. */
-async function ingest(client: ProjectClient, rows: ObservationInput[]): Promise<number> {
-  const t0 = performance.now();
-  const report = await client.post<IngestReport>('/memory-typed/observations', { observations: rows });
-  const took = performance.now() - t0;
-  if (report.accepted !== rows.length) {
-    throw new Error(`ingest: ${rows.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
-  }
-  return took;
-}
-
 const purchaseTarget = (lookbackDays?: number) => ({ kind: 'event_occurrence', eventType: ATTRIBUTE, ...(lookbackDays === undefined ? {} : { lookbackDays }) });
 
 /**
@@ -169,13 +152,6 @@ async function untilFitted(ask: () => Promise<TargetAnswer>, limitMs = 600_000):
     await sleep(100);
   }
   return performance.now() - started;
-}
-
-interface Run {
-  ctx: Lattice;
-  app: FastifyInstance;
-  setup: string;
-  postgres: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,40 +241,18 @@ async function benchQuality(run: Run, purchases: readonly Purchase[]): Promise<v
     const endDay = dayOf(calEnd);
     /** The calibration end: the end of its day. */
     const endMs = (endDay + 1) * DAY_MS;
-    const byCustomer = new Map<string, Purchase[]>();
-    for (const p of purchases) {
-      let list = byCustomer.get(p.customer);
-      if (!list) byCustomer.set(p.customer, (list = []));
-      list.push(p);
-    }
     const customers: Customer[] = [];
-    for (const [id, list] of byCustomer) {
-      list.sort((a, b) => a.day - b.day);
+    for (const [id, list] of purchasesByCustomer(purchases)) {
       const calibration = list.filter((p) => p.day <= endDay);
       if (calibration.length === 0) continue;
       const distinct = (xs: Purchase[]) => [...new Set(xs.map((p) => p.day))];
       customers.push({ id, calibration, calDays: distinct(calibration), laterDays: distinct(list.filter((p) => p.day > endDay)) });
     }
-    customers.sort((a, b) => Number(a.id) - Number(b.id) || (a.id < b.id ? -1 : 1));
 
     // Time-shift: the calibration end becomes now. Noon of the purchase day, same-day repeats +1 min.
-    const client = await openProject(run, `predict-quality-${calEnd}`);
+    const client = await openProject(run, `predict-quality-${calEnd}`, ATTRIBUTE);
     const shiftMs = Date.now() - endMs;
-    const rows: ObservationInput[] = [];
-    for (const c of customers) {
-      let sameDay = 0;
-      c.calibration.forEach((p, i) => {
-        sameDay = i > 0 && c.calibration[i - 1]!.day === p.day ? sameDay + 1 : 0;
-        rows.push({
-          attributeKey: ATTRIBUTE,
-          subjectKind: KIND,
-          subjectExternalId: c.id,
-          valueNumeric: p.price,
-          observedAt: new Date(p.day * DAY_MS + 12 * HOUR_MS + sameDay * MINUTE_MS + shiftMs).toISOString(),
-          source: 'apparel_trans.csv',
-        });
-      });
-    }
+    const rows = customers.flatMap((c) => purchaseObservations(c.id, c.calibration, shiftMs));
     for (let i = 0; i < rows.length; i += BATCH) await ingest(client, rows.slice(i, i + BATCH));
     const lookbackDays = Math.min(3650, Math.ceil((endMs - (firstDay * DAY_MS + 12 * HOUR_MS)) / DAY_MS));
     progress(`[${run.setup}] quality, calibration end ${calEnd}: ${customers.length} customers, ${rows.length} purchases ingested; lookback ${lookbackDays} days`);
@@ -432,7 +386,7 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
   const { ctx, setup } = run;
   const rows: SpeedRow[] = [];
   const notes: string[] = [];
-  const client = await openProject(run, 'predict-speed');
+  const client = await openProject(run, 'predict-speed', ATTRIBUTE);
   const subject = (externalId: string) => ({ kind: KIND, externalId });
 
   // Ingest: 200 customers (10,000 rows) per call.
@@ -649,30 +603,14 @@ async function benchSpeed(run: Run, subjects: number): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Backends
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
-
-async function runBackend(ctx: Lattice, setup: string, postgres: boolean, purchases: readonly Purchase[], extra: string): Promise<void> {
-  const app = await buildApp(ctx, { logger: false });
-  await app.ready();
-  const subjects = SUBJECTS_OVERRIDE ?? (postgres ? PG_SUBJECTS : PGLITE_SUBJECTS);
-  const started = performance.now();
-  const loadBefore = load();
-  write(`### ${setup}`);
-  write();
-  try {
-    const run: Run = { ctx, app, setup, postgres };
-    await benchQuality(run, purchases);
-    await benchSpeed(run, subjects);
-  } finally {
-    await app.close();
-    write(`${extra}Load average (1 / 5 / 15 min) ${loadBefore} before, ${load()} after this backend's ${seconds(performance.now() - started)} on ${cpus().length} CPU(s).`);
-    write();
-  }
+async function runBackend(run: Run, purchases: readonly Purchase[]): Promise<void> {
+  await benchQuality(run, purchases);
+  await benchSpeed(run, SUBJECTS_OVERRIDE ?? (run.postgres ? PG_SUBJECTS : PGLITE_SUBJECTS));
 }
 
 async function main(): Promise<void> {
   const purchases = loadPurchases();
-  await onEachBackend(log, (ctx, setup, postgres, machine) => runBackend(ctx, setup, postgres, purchases, machine), {
+  await onEachBackendWithApp(log, (run) => runBackend(run, purchases), {
     title: 'Prediction benchmark',
     description: 'Through the HTTP API (app.inject), one enterprise project per part and calibration end.',
     out,

@@ -1,17 +1,21 @@
-// Shared by the benchmarks (bench/embed.ts, bench/memory.ts): statistics and formatting, seeded
-// realistic texts, the throwaway Postgres database and Redis prefix, and the exit guard.
+// Shared by the benchmarks: statistics and formatting, seeded realistic texts, the throwaway
+// Postgres database and Redis prefix, the loop over backends and the exit guard, a project's client
+// over app.inject and the scaffold of the benches that go through the HTTP API (predict, learning,
+// discover), the statement recorder, and a webhook receiver.
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
+import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLattice, type Lattice } from '../src/modules.js';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
 import type { Db, Queryable } from '../src/platform/db.js';
+import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
 
 export const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -20,13 +24,19 @@ export const progress = (line: string): void => {
 // ---------------------------------------------------------------------------------------------
 // Statistics and formatting
 
-/** Nearest-rank percentile of an ascending array. */
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
 export const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 export const seconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(2)} s`;
+/** Seconds to a tenth, as the benches over the HTTP API print their longer phases. */
+export const tenthsOfSeconds = (elapsedMs: number) => `${(elapsedMs / 1000).toFixed(1)} s`;
 export const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 /** A check's outcome in a table cell. */
 export const check = (ok: boolean, text: string) => `${ok ? '✅' : '❌'} ${text}`;
 
+/** Nearest-rank percentile of an ascending array. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
@@ -253,10 +263,6 @@ export function runBench(main: () => Promise<void>): void {
 }
 
 /**
- * Runs `fn` with a started context on the embedded default (PGlite in memory, in-process queue),
- * then closes it. `setup` names the backend for the table.
- */
-/**
  * Runs a benchmark on each backend in turn: the embedded default (unless BENCH_SKIP_PGLITE=1) and,
  * with DATABASE_URL, Postgres (and BullMQ with REDIS_URL), telling `run` which and the server's
  * version; then prints the heading (title, date, Node, CPUs, what is measured) and the lines the
@@ -286,6 +292,10 @@ export async function onEachBackend(
   }
 }
 
+/**
+ * Runs `fn` with a started context on the embedded default (PGlite in memory, in-process queue),
+ * then closes it. `setup` names the backend for the table.
+ */
 export async function withPgliteContext(
   log: FastifyBaseLogger,
   fn: (ctx: Lattice, setup: string) => Promise<void>,
@@ -354,6 +364,92 @@ export class ProjectClient {
   get<T>(path: string): Promise<T> {
     return this.call('GET', path);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Benches over the HTTP API (bench/predict.ts, bench/learning.ts, bench/discover.ts)
+
+/**
+ * What such a bench sets in its own environment, before the contexts read their config: mining's
+ * debounce and longest wait at a day (no automatic mining in the background while it measures)
+ * and, unless set, REQUEST_TIMEOUT_MS 600000 (whole-project calls are awaited within it) and
+ * RATE_LIMIT_PER_MINUTE 10000000 (its calls would pass the default 6,000 a minute); `unlessSet`
+ * adds more settings, each also only when unset.
+ */
+export function holdBackgroundMining(unlessSet: Record<string, string> = {}): void {
+  process.env.BEHAVIOR_MINING_DEBOUNCE_MS = '86400000';
+  process.env.BEHAVIOR_MINING_MAX_WAIT_MS = '86400000';
+  process.env.REQUEST_TIMEOUT_MS ??= '600000';
+  process.env.RATE_LIMIT_PER_MINUTE ??= '10000000';
+  for (const [key, value] of Object.entries(unlessSet)) process.env[key] ??= value;
+}
+
+/** One backend's run of a bench over the HTTP API: its started context, the app built on it, its name in the tables. */
+export interface AppRun {
+  ctx: Lattice;
+  app: FastifyInstance;
+  setup: string;
+  postgres: boolean;
+}
+
+const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
+
+/**
+ * onEachBackend for a bench over the HTTP API: on each backend, builds the app, writes the
+ * backend's heading to `report.out`, runs `run`, then (also when it failed) closes the app and
+ * writes what onEachBackend says of the machine, the load average before and after, and the time
+ * the backend took.
+ */
+export async function onEachBackendWithApp(
+  log: FastifyBaseLogger,
+  run: (run: AppRun) => Promise<void>,
+  report: { title: string; description: string; out: string[] },
+): Promise<void> {
+  const write = (text = '') => report.out.push(text);
+  await onEachBackend(
+    log,
+    async (ctx, setup, postgres, machine) => {
+      const app = await buildApp(ctx, { logger: false });
+      await app.ready();
+      const started = performance.now();
+      const loadBefore = loadAverage();
+      write(`### ${setup}`);
+      write();
+      try {
+        await run({ ctx, app, setup, postgres });
+      } finally {
+        await app.close();
+        write(
+          `${machine}Load average (1 / 5 / 15 min) ${loadBefore} before, ${loadAverage()} after this backend's ${tenthsOfSeconds(performance.now() - started)} on ${cpus().length} CPU(s).`,
+        );
+        write();
+      }
+    },
+    report,
+  );
+}
+
+/** An enterprise project and a read-write key for it; with `moneyAttribute`, that numeric attribute too, in USD (its values are money). */
+export async function openProject(run: AppRun, projectId: string, moneyAttribute?: string): Promise<ProjectClient> {
+  await run.ctx.apis.tenancy.createProject(projectId, { plan: 'enterprise' });
+  const { apiKey } = await run.ctx.apis.tenancy.createKey(projectId, ['READ_MEMORY', 'WRITE_MEMORY']);
+  const client = new ProjectClient(run.app, projectId, apiKey);
+  if (moneyAttribute !== undefined) await client.post('/memory-typed/attributes', { attributeKey: moneyAttribute, dataType: 'numeric', unit: 'USD' });
+  return client;
+}
+
+/** Ingests one batch synchronously (POST /memory-typed/observations); every row must be accepted. Answers the call's milliseconds. */
+export async function ingestBatch(client: ProjectClient, rows: readonly ObservationInput[]): Promise<number> {
+  const t0 = performance.now();
+  const report = await client.post<IngestReport>('/memory-typed/observations', { observations: rows });
+  const took = performance.now() - t0;
+  if (report.accepted !== rows.length) {
+    throw new Error(`ingest: ${rows.length} rows answered ${JSON.stringify({ accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates, reasons: Object.values(report.quarantineReasons).slice(0, 3) })}`);
+  }
+  return took;
 }
 
 // ---------------------------------------------------------------------------------------------
