@@ -261,28 +261,10 @@ describe('module architecture', () => {
  * test, and so does an entry that no longer occurs (take it off). Issue 36 is done when it is empty.
  */
 const KNOWN_TRESPASSES = [
-  "src/alerts/store.ts: read events (events's)",
-  "src/behavior/activity/store.ts: read typed_attributes (typed's)",
-  "src/behavior/context/contact-store.ts: read events (events's)",
-  "src/behavior/context/contact-store.ts: read memories (memory's)",
-  "src/behavior/context/contact-store.ts: read typed_observations (typed's)",
-  "src/behavior/context/store.ts: read memories (memory's)",
-  "src/behavior/monitor/store.ts: read memories (memory's)",
   "src/behavior/monitor/store.ts: write memories (memory's)",
   "src/behavior/patterns/store.ts: lock memories (memory's)",
-  "src/behavior/patterns/store.ts: read events (events's)",
-  "src/behavior/patterns/store.ts: read memories (memory's)",
-  "src/behavior/patterns/store.ts: read typed_observations (typed's)",
   "src/behavior/patterns/store.ts: write memories (memory's)",
-  "src/behavior/refs.ts: read memories (memory's)",
-  "src/discovery/features.ts: read behavior_mining_queue (behavior's)",
   "src/embeddings/dimension.ts: alter memories (memory's)",
-  "src/graph/store/extractions.ts: read memories (memory's)",
-  "src/graph/store/mentions.ts: read memories (memory's)",
-  "src/learning/store.ts: read behavior_predictions (behavior's)",
-  "src/learning/store.ts: read typed_observations (typed's)",
-  "src/media/store.ts: read memories (memory's)",
-  "src/memory/curation/store.ts: read projects (tenancy's)",
 ];
 
 function readTables(files: readonly string[]): { map: TableMap; uses: SqlUse[] } {

@@ -227,7 +227,7 @@ export async function overdueDeliveries(db: Queryable, graceMs: number, limit: n
 export const SUBJECT_FIRES: SubjectTable = {
   from: 'alert_fires',
   where: `project_id = $1 AND ((subject_kind = $2 AND subject_external_id = $3)
-    OR event_id IN (SELECT id FROM events WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3))`,
+    OR event_id IN (SELECT id FROM event_read WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3))`,
   key: 'id',
   columns: 'id, alert_rule_id, event_id, subject_kind, subject_external_id, dedupe_key, delivery_results, delivery_pending, fired_at',
 };

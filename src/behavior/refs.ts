@@ -91,7 +91,7 @@ export class BehaviorRefs {
       ),
       this.db.query<{ b: number; patterns: string }>(
         `SELECT LEAST($2 - 1, FLOOR((metadata->>'confidence')::float8 * $2))::int AS b, count(*) AS patterns
-           FROM memories WHERE project_id = $1 AND pattern_key IS NOT NULL AND type = 'behavior_pattern' AND metadata->>'active' = 'true' GROUP BY 1`,
+           FROM memory_read WHERE project_id = $1 AND pattern_key IS NOT NULL AND type = 'behavior_pattern' AND metadata->>'active' = 'true' GROUP BY 1`,
         [projectId, bucketCount],
       ),
     ]);

@@ -195,7 +195,7 @@ export class FeatureStore {
               count(*) FILTER (WHERE f.computed_at < q.last_at)::int AS stale,
               min(q.first_at) FILTER (WHERE f.subject_kind IS NULL OR f.computed_at < q.last_at) AS "oldestPendingAt"
          FROM (SELECT project_id, subject_kind, subject_external_id, min(first_at) AS first_at, max(last_at) AS last_at
-                 FROM behavior_mining_queue WHERE project_id = $1 GROUP BY 1, 2, 3) q
+                 FROM behavior_mining_read WHERE project_id = $1 GROUP BY 1, 2, 3) q
          LEFT JOIN discovery_features f ON f.project_id = q.project_id AND f.subject_kind = q.subject_kind AND f.subject_external_id = q.subject_external_id`,
       [projectId],
     );

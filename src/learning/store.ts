@@ -297,8 +297,8 @@ export const SUBJECT_OUTCOMES: SubjectTable = {
 export const SUBJECT_REF_EVIDENCE: SubjectTable = {
   from: 'learning_ref_evidence',
   where: `project_id = $1 AND (ref_id = ANY($4::text[])
-    OR ref_id IN (SELECT id FROM behavior_predictions WHERE ${SUBJECT})
-    OR ref_id IN (SELECT id FROM typed_observations WHERE ${SUBJECT}))`,
+    OR ref_id IN (SELECT id FROM behavior_prediction_read WHERE ${SUBJECT})
+    OR ref_id IN (SELECT id FROM typed_observation_read WHERE ${SUBJECT}))`,
   key: 'ref_id',
   columns: 'ref_id, ref_type, hits, misses, updated_at',
 };

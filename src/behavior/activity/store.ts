@@ -92,7 +92,7 @@ function activityUnion(scope: 'project' | 'subjects', since: string, until: stri
           SELECT o.subject_kind, o.subject_external_id, o.id, 'observation', o.attribute_key, NULL, NULL, o.observed_at,
                  o.value_numeric, ${OBSERVATION_AMOUNT}, o.value_text
             FROM ${from('typed_observations', 'o')}
-            LEFT JOIN typed_attributes ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
+            LEFT JOIN typed_attribute_read ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
            WHERE ${project('o')}o.subject_kind IS NOT NULL AND o.status = 'accepted' AND o.observed_at >= ${since} AND o.observed_at < ${until}`;
 }
 

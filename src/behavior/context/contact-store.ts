@@ -13,7 +13,7 @@ const MAX_SUBJECTS = 20;
 export async function contactSubjects(db: Queryable, projectId: string, contactId: string, kind: string | undefined): Promise<Subject[]> {
   const own = (table: string) => `SELECT subject_kind, subject_external_id FROM ${table} WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL AND ($3::text IS NULL OR subject_kind = $3)`;
   const { rows } = await db.query<{ subject_kind: string }>(
-    `SELECT DISTINCT s.subject_kind FROM (${own('memories')} UNION ${own('events')} UNION ${own('typed_observations')}) s ORDER BY 1 LIMIT ${MAX_SUBJECTS}`,
+    `SELECT DISTINCT s.subject_kind FROM (${own('memory_read')} UNION ${own('event_read')} UNION ${own('typed_observation_read')}) s ORDER BY 1 LIMIT ${MAX_SUBJECTS}`,
     [projectId, contactId, kind ?? null],
   );
   return rows.map((r) => ({ kind: r.subject_kind, externalId: contactId }));
@@ -37,13 +37,13 @@ export async function recentEvents(db: Queryable, projectId: string, subjects: r
   const params = [projectId, ...subjectParams(subjects), at.toISOString(), limit];
   const [logged, remembered] = await Promise.all([
     db.query<{ id: string; event_type: string; payload: Record<string, unknown>; occurred_at: Date }>(
-      `SELECT e.id, e.event_type, e.payload, e.occurred_at FROM events e
+      `SELECT e.id, e.event_type, e.payload, e.occurred_at FROM event_read e
         WHERE e.project_id = $1 AND ${subjectIn('e')} AND e.occurred_at <= $4::timestamptz
         ORDER BY e.occurred_at DESC, e.id DESC LIMIT $5`,
       params,
     ),
     db.query<{ id: string; content: string; category: string | null; metadata: Record<string, unknown> | null; valid_from: Date }>(
-      `SELECT m.id, m.content, m.category, m.metadata, m.valid_from FROM memories m
+      `SELECT m.id, m.content, m.category, m.metadata, m.valid_from FROM memory_read m
         WHERE m.project_id = $1 AND ${subjectIn('m')} AND ${ACTIVITY_MEMORY} AND ${LIVE_AT}
         ORDER BY m.valid_from DESC, m.id DESC LIMIT $5`,
       params,
@@ -74,7 +74,7 @@ export interface ContactMemory {
 /** The newest memories of these subjects at `at` that are neither activity nor mined patterns, at most `limit`. */
 export async function recentMemories(db: Queryable, projectId: string, subjects: readonly Subject[], at: Date, limit: number): Promise<ContactMemory[]> {
   const { rows } = await db.query<{ id: string; content: string; importance: number; scope: string; type: string; created_at: Date }>(
-    `SELECT m.id, m.content, m.importance, m.scope, m.type, m.created_at FROM memories m
+    `SELECT m.id, m.content, m.importance, m.scope, m.type, m.created_at FROM memory_read m
       WHERE m.project_id = $1 AND ${subjectIn('m')} AND (${ACTIVITY_MEMORY}) IS NOT TRUE AND m.type <> 'behavior_pattern' AND ${LIVE_AT}
       ORDER BY m.created_at DESC, m.id DESC LIMIT $5`,
     [projectId, ...subjectParams(subjects), at.toISOString(), limit],
@@ -86,7 +86,7 @@ export async function recentMemories(db: Queryable, projectId: string, subjects:
 export async function latestReadings(db: Queryable, projectId: string, subjects: readonly Subject[], keys: readonly string[], at: Date): Promise<Map<string, string>> {
   const { rows } = await db.query<{ attribute_key: string; value: string | null }>(
     `SELECT DISTINCT ON (o.attribute_key) o.attribute_key, coalesce(o.value_text, o.value_numeric::text, o.value_bool::text) AS value
-       FROM typed_observations o
+       FROM typed_observation_read o
       WHERE o.project_id = $1 AND ${subjectIn('o')} AND o.status = 'accepted' AND o.attribute_key = ANY($5::text[]) AND o.observed_at <= $4::timestamptz
       ORDER BY o.attribute_key, o.observed_at DESC, o.id DESC`,
     [projectId, ...subjectParams(subjects), at.toISOString(), keys],

@@ -16,7 +16,7 @@ export interface ContextMemory {
 export async function subjectMemories(db: Queryable, projectId: string, subject: Subject, options: { limit: number; excludeCategories: readonly string[] }): Promise<ContextMemory[]> {
   if (options.limit <= 0) return [];
   const { rows } = await db.query<{ id: string; type: string; content: string; importance: number; created_at: Date; source_memory_ids: string[] }>(
-    `SELECT id, type, content, importance, created_at, source_memory_ids FROM memories
+    `SELECT id, type, content, importance, created_at, source_memory_ids FROM memory_read
       WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3 AND status IN ('pending', 'confirmed')
         AND type <> 'behavior_pattern' AND (valid_to IS NULL OR valid_to > now())
         AND (category IS NULL OR lower(category) <> ALL ($4::text[]))

@@ -26,7 +26,7 @@ export interface OverduePattern {
 /** A project's overdue patterns, the longest overdue first, at most `limit`. */
 export async function overduePatterns(db: Queryable, projectId: string, now: Date, limit: number): Promise<OverduePattern[]> {
   const { rows } = await db.query<{ id: string; subject_kind: string; subject_external_id: string; content: string; metadata: OverduePattern['metadata']; source_memory_ids: string[] }>(
-    `SELECT m.id, m.subject_kind, m.subject_external_id, m.content, m.metadata, m.source_memory_ids FROM memories m
+    `SELECT m.id, m.subject_kind, m.subject_external_id, m.content, m.metadata, m.source_memory_ids FROM memory_read m
       WHERE m.project_id = $1 AND ${overdue('$2')}
       ORDER BY m.metadata->>'nextExpectedAt', m.id LIMIT $3`,
     [projectId, now.toISOString(), limit],
@@ -57,7 +57,7 @@ export async function markBroken(db: Queryable, projectId: string, id: string, m
 /** Projects with at least one overdue pattern (the scheduled tick visits them). */
 export async function projectsWithOverduePatterns(db: Queryable, now: Date): Promise<string[]> {
   const { rows } = await db.query<{ project_id: string }>(
-    `SELECT DISTINCT m.project_id FROM memories m WHERE ${overdue('$1')}`,
+    `SELECT DISTINCT m.project_id FROM memory_read m WHERE ${overdue('$1')}`,
     [now.toISOString()],
   );
   return rows.map((r) => r.project_id);
@@ -70,8 +70,8 @@ export interface MonitorCounts {
 
 export async function monitorCounts(db: Queryable, projectId: string, now: Date): Promise<MonitorCounts> {
   const { rows } = await db.query<{ active: number; due: number }>(
-    `SELECT (SELECT count(*) FROM memories m WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true')::int AS active,
-            (SELECT count(*) FROM memories m WHERE m.project_id = $1 AND ${overdue('$2')})::int AS due`,
+    `SELECT (SELECT count(*) FROM memory_read m WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true')::int AS active,
+            (SELECT count(*) FROM memory_read m WHERE m.project_id = $1 AND ${overdue('$2')})::int AS due`,
     [projectId, now.toISOString()],
   );
   return { activePatternCount: rows[0]!.active, patternsDue: rows[0]!.due };

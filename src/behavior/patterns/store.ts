@@ -53,7 +53,7 @@ function toPattern(r: PatternRow): StoredPattern {
 export async function patternsOf(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<StoredPattern[]> {
   if (subjects.length === 0) return [];
   const { rows } = await db.query<PatternRow>(
-    `SELECT ${COLUMNS} FROM memories m
+    `SELECT ${COLUMNS} FROM memory_read m
       WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL
         AND (m.subject_kind, m.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
     [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId)],
@@ -63,7 +63,7 @@ export async function patternsOf(db: Queryable, projectId: string, subjects: rea
 
 export async function activePatterns(db: Queryable, projectId: string, subject: Subject): Promise<PatternRecord[]> {
   const { rows } = await db.query<PatternRow>(
-    `SELECT ${COLUMNS} FROM memories m
+    `SELECT ${COLUMNS} FROM memory_read m
       WHERE m.project_id = $1 AND m.subject_kind = $2 AND m.subject_external_id = $3 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true'
       ORDER BY m.confidence DESC, m.id`,
     [projectId, subject.kind, subject.externalId],
@@ -78,7 +78,7 @@ export async function activePatterns(db: Queryable, projectId: string, subject: 
 export async function patternsAt(db: Queryable, projectId: string, subjects: readonly Subject[], at: Date | undefined): Promise<PatternRecord[]> {
   if (subjects.length === 0) return [];
   const { rows } = await db.query<PatternRow>(
-    `SELECT ${COLUMNS} FROM memories m
+    `SELECT ${COLUMNS} FROM memory_read m
       WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL
         AND (m.subject_kind, m.subject_external_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
         AND CASE WHEN $4::timestamptz IS NULL THEN m.metadata->>'active' = 'true'
@@ -90,7 +90,7 @@ export async function patternsAt(db: Queryable, projectId: string, subjects: rea
 }
 
 export async function getPattern(db: Queryable, projectId: string, id: string): Promise<PatternRecord | undefined> {
-  const { rows } = await db.query<PatternRow>(`SELECT ${COLUMNS} FROM memories m WHERE m.project_id = $1 AND m.id = $2 AND m.pattern_key IS NOT NULL`, [projectId, id]);
+  const { rows } = await db.query<PatternRow>(`SELECT ${COLUMNS} FROM memory_read m WHERE m.project_id = $1 AND m.id = $2 AND m.pattern_key IS NOT NULL`, [projectId, id]);
   return rows[0] && toPattern(rows[0]).record;
 }
 
@@ -102,7 +102,7 @@ export async function contactPatterns(
   options: { activeOnly: boolean; limit: number; afterId?: string; subjectKind?: string },
 ): Promise<PatternRecord[]> {
   const { rows } = await db.query<PatternRow>(
-    `SELECT ${COLUMNS} FROM memories m
+    `SELECT ${COLUMNS} FROM memory_read m
       WHERE m.project_id = $1 AND m.subject_external_id = $2 AND m.pattern_key IS NOT NULL
         AND ($3::boolean = false OR m.metadata->>'active' = 'true')
         AND ($4::text IS NULL OR m.subject_kind = $4)
@@ -124,7 +124,7 @@ export async function upcomingPatterns(
   options: { horizon: Date; patternKind?: string; minConfidence: number; limit: number; offset: number },
 ): Promise<PatternRecord[]> {
   const { rows } = await db.query<PatternRow>(
-    `SELECT ${COLUMNS} FROM memories m
+    `SELECT ${COLUMNS} FROM memory_read m
       WHERE m.project_id = $1 AND m.pattern_key IS NOT NULL AND m.metadata->>'active' = 'true' AND m.metadata ? 'nextExpectedAt'
         AND m.metadata->>'nextExpectedAt' <= $2 AND ($3::text IS NULL OR m.metadata->>'patternKind' = $3)
         AND (m.metadata->>'confidence')::float8 >= $4
@@ -137,7 +137,7 @@ export async function upcomingPatterns(
 /** Subjects of this project whose patterns are active: the nightly re-mining ages them. */
 export async function subjectsWithActivePatterns(db: Queryable, projectId: string): Promise<Subject[]> {
   const { rows } = await db.query<{ subject_kind: string; subject_external_id: string }>(
-    `SELECT DISTINCT subject_kind, subject_external_id FROM memories
+    `SELECT DISTINCT subject_kind, subject_external_id FROM memory_read
       WHERE project_id = $1 AND pattern_key IS NOT NULL AND metadata->>'active' = 'true'`,
     [projectId],
   );
@@ -217,16 +217,16 @@ export async function requeueSubjects(db: Queryable, projectId: string, subjects
 
 /** Projects with patterns, for the nightly re-mining. */
 export async function projectsWithPatterns(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memories WHERE pattern_key IS NOT NULL AND metadata->>'active' = 'true'`);
+  const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM memory_read WHERE pattern_key IS NOT NULL AND metadata->>'active' = 'true'`);
   return rows.map((r) => r.project_id);
 }
 
 /** The subjects (of any kind) with this externalId that have memories, events or observations. */
 export async function subjectsByExternalId(db: Queryable, projectId: string, externalId: string): Promise<Subject[]> {
   const { rows } = await db.query<{ subject_kind: string }>(
-    `SELECT subject_kind FROM memories WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
-     UNION SELECT subject_kind FROM events WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
-     UNION SELECT subject_kind FROM typed_observations WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+    `SELECT subject_kind FROM memory_read WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+     UNION SELECT subject_kind FROM event_read WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
+     UNION SELECT subject_kind FROM typed_observation_read WHERE project_id = $1 AND subject_external_id = $2 AND subject_kind IS NOT NULL
      ORDER BY 1`,
     [projectId, externalId],
   );
@@ -288,7 +288,7 @@ export async function writeConfidence(db: Queryable, projectId: string, rows: re
 export async function patternRefs(db: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, { minedHits: number; minedMisses: number; patternKind: string }>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; metadata: PatternMeta }>(
-    `SELECT id, metadata FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL AND type = 'behavior_pattern'`,
+    `SELECT id, metadata FROM memory_read WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL AND type = 'behavior_pattern'`,
     [projectId, [...new Set(ids)]],
   );
   return new Map(rows.map((r) => [r.id, { minedHits: r.metadata.hits, minedMisses: r.metadata.misses, patternKind: r.metadata.patternKind }]));

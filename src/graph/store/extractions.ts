@@ -39,7 +39,7 @@ const NOT_EXTRACTED = `'behavior_pattern', 'estimate', 'decision', 'outcome', 'c
 const EXTRACTABLE = `m.status IN ('pending', 'confirmed') AND m.type NOT IN (${NOT_EXTRACTED})`;
 const NOT_CURRENT = `(x.memory_id IS NULL OR x.content_hash <> md5(m.content))`;
 const UNEXTRACTED = `${EXTRACTABLE} AND ${NOT_CURRENT}`;
-const WITH_MARKS = `FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id`;
+const WITH_MARKS = `FROM memory_read m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id`;
 const PENDING = `${WITH_MARKS}
   WHERE m.project_id = $1 AND ${UNEXTRACTED}`;
 
@@ -60,7 +60,7 @@ export async function countPending(db: Queryable, projectId: string): Promise<nu
 
 export async function memoryForExtraction(db: Queryable, projectId: string, memoryId: string): Promise<PendingMemory | undefined> {
   const { rows } = await db.query<PendingMemory>(
-    `SELECT id, content, type, scope, subject_kind, subject_external_id, valid_from, md5(content) AS content_hash FROM memories WHERE project_id = $1 AND id = $2`,
+    `SELECT id, content, type, scope, subject_kind, subject_external_id, valid_from, md5(content) AS content_hash FROM memory_read WHERE project_id = $1 AND id = $2`,
     [projectId, memoryId],
   );
   return rows[0];
@@ -84,7 +84,7 @@ export async function projectsWithPending(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ project_id: string }>(
     `SELECT s.project_id FROM graph_settings s
       WHERE s.extraction_enabled AND EXISTS (
-        SELECT 1 FROM memories m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
+        SELECT 1 FROM memory_read m LEFT JOIN graph_extractions x ON x.project_id = m.project_id AND x.memory_id = m.id
          WHERE m.project_id = s.project_id AND ${UNEXTRACTED})
       ORDER BY s.project_id`,
   );

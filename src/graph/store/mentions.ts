@@ -28,7 +28,7 @@ export async function relatedMemories(db: Queryable, projectId: string, seeds: r
     `WITH seed_entities AS (SELECT DISTINCT entity_id FROM graph_mentions WHERE project_id = $1 AND memory_id = ANY($2::text[]))
      SELECT g.memory_id, count(DISTINCT g.entity_id) AS shared
        FROM graph_mentions g JOIN seed_entities s ON s.entity_id = g.entity_id
-       CROSS JOIN LATERAL (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.id = g.memory_id AND m.status IN ('pending', 'confirmed') LIMIT 1) live
+       CROSS JOIN LATERAL (SELECT 1 FROM memory_read m WHERE m.project_id = $1 AND m.id = g.memory_id AND m.status IN ('pending', 'confirmed') LIMIT 1) live
       WHERE g.project_id = $1 AND NOT (g.memory_id = ANY($2::text[]))
       GROUP BY g.memory_id ORDER BY shared DESC, g.memory_id LIMIT $3`,
     [projectId, seeds, limit],
@@ -53,7 +53,7 @@ export async function liveMentionsOf(db: Queryable, projectId: string, entityIds
   const { rows } = await db.query<{ entity_id: string; memory_id: string }>(
     `SELECT entity_id, memory_id FROM (
        SELECT g.entity_id, g.memory_id, row_number() OVER (PARTITION BY g.entity_id ORDER BY m.importance DESC, m.valid_from DESC, m.id) AS rank
-         FROM graph_mentions g JOIN memories m ON m.id = g.memory_id AND m.project_id = $1
+         FROM graph_mentions g JOIN memory_read m ON m.id = g.memory_id AND m.project_id = $1
         WHERE g.project_id = $1 AND g.entity_id = ANY($2::text[]) AND m.status IN ('pending', 'confirmed')
           AND m.valid_from <= $3::timestamptz AND (m.valid_to IS NULL OR m.valid_to > $3::timestamptz)) ranked
       WHERE rank <= $4 ORDER BY entity_id, rank`,
@@ -63,6 +63,6 @@ export async function liveMentionsOf(db: Queryable, projectId: string, entityIds
 }
 
 export async function memoryExists(db: Queryable, projectId: string, memoryId: string): Promise<boolean> {
-  const { rows } = await db.query(`SELECT 1 FROM memories WHERE project_id = $1 AND id = $2`, [projectId, memoryId]);
+  const { rows } = await db.query(`SELECT 1 FROM memory_read WHERE project_id = $1 AND id = $2`, [projectId, memoryId]);
   return rows.length > 0;
 }

@@ -125,5 +125,5 @@ export async function decayIdle(
 }
 
 export async function listProjectIds(db: Queryable): Promise<string[]> {
-  return (await db.query<{ id: string }>('SELECT id FROM projects ORDER BY id')).rows.map((r) => r.id);
+  return (await db.query<{ id: string }>('SELECT id FROM tenancy_project_read ORDER BY id')).rows.map((r) => r.id);
 }
