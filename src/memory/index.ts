@@ -88,7 +88,7 @@ export function createMemoryModule(
   const brains = new Brains(db);
 
   const routes: FastifyPluginAsyncTypebox = async (app) => {
-    await app.register(memoryRoutes, { memory });
+    await app.register(memoryRoutes, { memory, observer });
     await app.register(searchRoutes, { search, brains });
     await app.register(curationRoutes, { curation });
     await app.register(observeRoutes, { observer });

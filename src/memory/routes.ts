@@ -17,6 +17,7 @@ import {
   type MemoryScope,
   type MemoryType,
 } from './schemas.js';
+import type { MemoryObserver } from './observe/observe.js';
 import type { MemoryService } from './service.js';
 
 const WRITE = { permission: 'WRITE_MEMORY' } as const;
@@ -24,7 +25,7 @@ const READ = { permission: 'READ_MEMORY' } as const;
 const tags = ['memory'];
 const MemoryList = Type.Array(Type.Ref('Memory'));
 
-export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> = async (app, { memory }) => {
+export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService; observer: Pick<MemoryObserver, 'saveRevising'> }> = async (app, { memory, observer }) => {
   // The list and one memory are served twice: under /admin/memory (WRITE_MEMORY, as SPEC.md has
   // them) and under /memory for a READ_MEMORY key (the console, an agent that only reads), as
   // search is (/admin/memory/search and /memory/search).
@@ -147,14 +148,15 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService }> 
         summary: 'Create a memory in any scope',
         description:
           'Saves the content verbatim (default type fact, scope project, status confirmed, importance 5, confidence 1). ' +
-          'Idempotent: if a live memory with the same scope, type, subject and normalised content exists (or the given id exists), it is answered with 200 instead of 201. The memory is embedded before the write answers (within 250 ms, and only when a worker thread is free; otherwise a job embeds it a moment later), so a search right after finds it by meaning.',
+          'A memory about a subject whose content states one single-valued fact about it (a slot observe recognises: plan, residence, employer ...), given no `metadata.slot`, gets that slot in `metadata.slot` and revises what is known as observe does: an older live memory of the same subject, scope and slot is superseded by it. ' +
+          'Idempotent: if a live memory with the same scope, type, subject and normalised content (for an event given its `validFrom`, also that time: the same words at another time are another event) exists (or the given id exists), it is answered with 200 instead of 201. The memory is embedded before the write answers (within 250 ms, and only when a worker thread is free; otherwise a job embeds it a moment later), so a search right after finds it by meaning.',
         body: CreateMemoryBodySchema,
         response: { 200: Type.Ref('Memory'), 201: Type.Ref('Memory') },
       },
     },
     async (request, reply) => {
       const b = request.body;
-      const { memory: saved, created } = await memory.save(request.principal.projectId, {
+      const { memory: saved, created } = await observer.saveRevising(request.principal.projectId, {
         id: b.id,
         content: b.content,
         type: (b.type ?? b.kind) as MemoryType | undefined,

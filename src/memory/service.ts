@@ -9,7 +9,7 @@ import { ConflictError, DependencyUnavailableError, NotFoundError, ValidationErr
 import { newId } from '../platform/ids.js';
 import type { JobHandlers, DomainQueue } from '../platform/queue.js';
 import { subjectOf, type Subject } from '../platform/common-schemas.js';
-import { contentHash } from './content-hash.js';
+import { contentHash, memoryKey } from './content-hash.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 import { IMMUTABLE_FIELDS, type Memory, type MemoryScope, type MemoryType, type PatchMemoryBody, type SubjectInsight } from './schemas.js';
 import { brainIdsOf } from './brains/store.js';
@@ -272,11 +272,16 @@ export class MemoryService {
       const content = body.content.trim();
       if (content.length === 0) throw new ValidationError('content must not be blank');
       changes.content = content;
-      changes.contentHash = contentHash(content);
     }
     if (body.status === 'confirmed') Object.assign(changes, { reviewReason: null, confirmedAt: new Date() });
     if (body.metadata !== undefined) await this.assertBrains(projectId, [body.metadata]);
     const current = await this.get(projectId, id);
+    // An event keyed by its time (content-hash.ts) keeps being keyed by it, at its new time if that moves.
+    const timed = current.contentHash !== contentHash(current.content);
+    if (changes.content !== undefined || (timed && changes.validFrom !== undefined)) {
+      const content = changes.content ?? current.content;
+      changes.contentHash = timed ? memoryKey(content, changes.type ?? current.type, changes.validFrom ?? new Date(current.validFrom)) : contentHash(content);
+    }
     if (current.status === 'superseded' && body.status !== undefined) {
       throw new ConflictError(`memory ${id} is superseded by ${current.supersededById}; edit that one instead`);
     }
@@ -482,12 +487,13 @@ function newRow(projectId: string, input: SaveInput): store.NewMemory {
   const content = input.content.trim();
   if (content.length === 0) throw new ValidationError('content must not be blank');
   const subject = subjectOf(input.subject, input.metadata);
+  const type = input.type ?? 'fact';
   return {
     id: input.id ? normaliseId(input.id) : newId('mem'),
     projectId,
     content,
-    contentHash: contentHash(content),
-    type: input.type ?? 'fact',
+    contentHash: memoryKey(content, type, input.validFrom),
+    type,
     scope: input.scope ?? 'project',
     status: input.status ?? 'confirmed',
     importance: input.importance ?? 5,

@@ -12,7 +12,7 @@ import { extractCandidates } from '../extract/extract.js';
 import type { ModelPass } from './model-pass.js';
 import { findSlotHolders, findWordNeighbours } from '../store.js';
 import type { Memory, MemoryScope, MemoryType } from '../schemas.js';
-import type { MemoryService } from '../service.js';
+import type { MemoryService, SaveInput, SaveResult } from '../service.js';
 
 export interface ObserveInput {
   text: string;
@@ -41,6 +41,15 @@ export interface ObserveResult {
   supersededIds: string[];
   /** Set when the turn was queued for extraction (AP_MEMORY_OBSERVE_ASYNC_ENABLED with Redis). */
   queued?: { jobId: string };
+}
+
+/** The types of a memory saved as given whose statement may fill a slot (the clients' observe saves events). */
+const REVISED_TYPES = new Set<string>(['fact', 'preference', 'event', 'correction']);
+
+/** The slot of a memory's content when it reads as one statement filling one (third person for a subject not a user). */
+function slotOfStatement(content: string, subject: Subject, now: Date): string | undefined {
+  const { candidates } = extractCandidates(content, { role: 'user', now, thirdParty: subject.kind !== 'user' });
+  return candidates.length === 1 ? candidates[0]!.slot : undefined;
 }
 
 /** Memories sharing a word with a statement that are checked for being its repeat, at most. */
@@ -137,23 +146,59 @@ export class MemoryObserver {
       const supersededIds: string[] = [];
       for (const [i, { memory, created }] of results.entries()) {
         const slot = candidates[i]!.slot;
-        if (!created || !slot) continue;
-        const holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
-        const since = Date.parse(memory.validFrom);
-        const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
-        const later = holders.find((m) => m.validFrom.getTime() > since);
-        if (earlier.length > 0) {
-          await this.memory.supersede(projectId, earlier, memory.id);
-          supersededIds.push(...earlier);
-        }
-        // Learned late: a newer value is already known, so this one held only until that began.
-        if (later) {
-          await this.memory.supersede(projectId, [memory.id], later.id);
-          supersededIds.push(memory.id);
-        }
+        if (created && slot) supersededIds.push(...(await this.revise(projectId, memory, slot, scope, subject)));
       }
       return { saved: results.filter((r) => r.created).map((r) => r.memory), candidateCount, supersededIds };
     });
+  }
+
+  /**
+   * A memory saved as given (POST /admin/memory, where the public clients' observe writes a note
+   * about a subject) that states one single-valued fact about its subject, and names no slot of its
+   * own, is given the slot observe would give the statement (metadata.slot), and revises what is
+   * known as observe does: an older live value of the same subject, scope and slot is superseded by
+   * it ("Acme downgraded to the Pro plan" after "Jane at Acme is on the Enterprise plan"), or it is
+   * superseded by a newer one already known; one that says the same words is the same value restated,
+   * left live for dedup. The content is kept as sent. Saved one at a time per subject, as observe's
+   * turns are.
+   */
+  async saveRevising(projectId: string, input: SaveInput, now = new Date()): Promise<SaveResult & { supersededIds: string[] }> {
+    const subject = subjectOf(input.subject, input.metadata);
+    const slot = subject && input.metadata?.slot === undefined && REVISED_TYPES.has(input.type ?? 'fact') ? slotOfStatement(input.content, subject, now) : undefined;
+    if (!slot) return { ...(await this.memory.save(projectId, input)), supersededIds: [] };
+    const scope = input.scope ?? 'project';
+    return this.subjectLock.run([projectId, scope, subject!.kind, subject!.externalId].join('\0'), async () => {
+      const result = await this.memory.save(projectId, { ...input, metadata: { ...input.metadata, slot } });
+      return { ...result, supersededIds: result.created ? await this.revise(projectId, result.memory, slot, scope, subject, { restatementsKept: true }) : [] };
+    });
+  }
+
+  /**
+   * Supersedes the older live values of `memory`'s slot by it, or it by a newer one: the ids retired.
+   * With restatementsKept, a holder that says the same words (near-duplicate.ts) is no other value
+   * but the same one restated, and is left to dedup (observe drops such a statement before saving it).
+   */
+  private async revise(projectId: string, memory: Memory, slot: string, scope: MemoryScope, subject: Subject | undefined, options: { restatementsKept?: boolean } = {}): Promise<string[]> {
+    let holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
+    if (options.restatementsKept && holders.length > 0) {
+      const words = normaliseText(memory.content);
+      const restated = new Set((await this.memory.getMany(projectId, holders.map((m) => m.id))).filter((m) => lexicalSimilarity(words, normaliseText(m.content)) === 1).map((m) => m.id));
+      holders = holders.filter((m) => !restated.has(m.id));
+    }
+    const since = Date.parse(memory.validFrom);
+    const earlier = holders.filter((m) => m.validFrom.getTime() <= since).map((m) => m.id);
+    const later = holders.find((m) => m.validFrom.getTime() > since);
+    const retired: string[] = [];
+    if (earlier.length > 0) {
+      await this.memory.supersede(projectId, earlier, memory.id);
+      retired.push(...earlier);
+    }
+    // Learned late: a newer value is already known, so this one held only until that began.
+    if (later) {
+      await this.memory.supersede(projectId, [memory.id], later.id);
+      retired.push(memory.id);
+    }
+    return retired;
   }
 
   /**
