@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Lattice } from '../src/modules.js';
 import type { Db, Queryable } from '../src/platform/db.js';
-import { ensureEmbeddingDimension } from '../src/embeddings/dimension.js';
+import { ensureEmbeddingDimension } from '../src/memory/search/dimension.js';
 import { admitProject } from '../src/memory/search/project-index-store.js';
 import { createMemoryModule, type MemoryApi } from '../src/memory/index.js';
 import { mapConcurrent } from '../src/platform/concurrency.js';
@@ -164,8 +164,8 @@ export async function buildVectorIndex(ctx: Lattice): Promise<{ ms: number; inde
 }
 
 /** The memory domain's search as the service builds it, over another database handle or exact-scan limit. */
-export function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows?: number }): Pick<MemoryApi, 'search'> {
+export async function searchWith(ctx: Lattice, options: { db?: Db; exactScanMaxRows?: number }): Promise<Pick<MemoryApi, 'search'>> {
   const { runtime } = ctx;
   const config = { ...runtime.config, searchExactScanMaxRows: options.exactScanMaxRows ?? runtime.config.searchExactScanMaxRows };
-  return createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy }).api;
+  return (await createMemoryModule({ ...runtime, config, db: options.db ?? runtime.db }, { embeddings: ctx.apis.embeddings, tenancy: ctx.apis.tenancy })).api;
 }

@@ -35,7 +35,7 @@ import { createLogger } from '../src/platform/logger.js';
 import type { MemoryType } from '../src/memory/schemas.js';
 import type { MemoryApi, SaveInput } from '../src/memory/index.js';
 import { searchCandidates } from '../src/memory/search/store.js';
-import { HNSW_BUILD } from '../src/platform/vector-index.js';
+import { HNSW_BUILD } from '../src/memory/search/vector-index.js';
 import { buildVectorIndex, deleteProjectRows, dropVectorIndex, loadProject, searchWith, topicCentroids } from './corpus.js';
 import {
   configFor, makeTexts, markdownTable, memoryTemplates, ms, mulberry32, perSecond, progress, queryTemplates, recordingDb, runBench, sleep, summarise,
@@ -267,7 +267,7 @@ async function benchSave(run: Run): Promise<void> {
  */
 async function explainCandidateQuery(run: Run, exactScanMaxRows: number, projectId: string, query: string) {
   const recorder = recordingDb(run.ctx.runtime.db);
-  const probe = searchWith(run.ctx, { db: recorder.db, exactScanMaxRows });
+  const probe = await searchWith(run.ctx, { db: recorder.db, exactScanMaxRows });
   await probe.search(projectId, { query, limit: SEARCH_LIMIT });
   const settings = recorder.statements.filter((s) => s.params === undefined && s.sql.includes('SET LOCAL')).map((s) => s.sql);
   const explain = async (statement: { sql: string; params?: readonly unknown[] } | undefined, withSettings: boolean) => {
@@ -560,7 +560,7 @@ async function benchAll(run: Run, sizes: number[]): Promise<void> {
   }
 
   const queries = new QuerySource(sizes.length * 2 * (SEARCH_WARMUP + 2 * SEARCHES) + OTHER_PROJECTS + 10, 31337);
-  const forced: SearchPath = { label: ' (forced: SEARCH_EXACT_SCAN_MAX_ROWS=0)', search: searchWith(ctx, { exactScanMaxRows: 0 }), exactScanMaxRows: 0 };
+  const forced: SearchPath = { label: ' (forced: SEARCH_EXACT_SCAN_MAX_ROWS=0)', search: await searchWith(ctx, { exactScanMaxRows: 0 }), exactScanMaxRows: 0 };
   const configured: SearchPath = { label: '', search: ctx.apis.memory, exactScanMaxRows: ctx.runtime.config.searchExactScanMaxRows };
   for (const size of sizes) {
     await benchSearch(run, size, `bench-${size}`, configured, queries);

@@ -16,7 +16,7 @@ import pgvector from 'pgvector';
 import type { Lattice } from '../src/modules.js';
 import type { Queryable } from '../src/platform/db.js';
 import { createLogger } from '../src/platform/logger.js';
-import { ivfColumn, ivfLists, ivfOrder } from '../src/platform/vector-index.js';
+import { ivfColumn, ivfLists, ivfOrder } from '../src/memory/search/vector-index.js';
 import { dropVectorIndex, loadProject, topicCentroids } from './corpus.js';
 import {
   check, makeTexts, markdownTable, ms, perSecond, positiveInt, progress, queryTemplates, runBench, seconds, summarise, thousands, withPostgresContext,

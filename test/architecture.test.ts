@@ -264,7 +264,6 @@ const KNOWN_TRESPASSES = [
   "src/behavior/monitor/store.ts: write memories (memory's)",
   "src/behavior/patterns/store.ts: lock memories (memory's)",
   "src/behavior/patterns/store.ts: write memories (memory's)",
-  "src/embeddings/dimension.ts: alter memories (memory's)",
 ];
 
 function readTables(files: readonly string[]): { map: TableMap; uses: SqlUse[] } {

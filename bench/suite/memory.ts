@@ -102,7 +102,7 @@ export async function benchSearch(run: Run, size: number, searches: number): Pro
   // through a search over a recording handle, untimed), then all replayed alone, in the same order,
   // each with its session settings (after the recording pass, so no replay follows its own query).
   const recorder = recordingDb(db);
-  const probe = searchWith(ctx, { db: recorder.db });
+  const probe = await searchWith(ctx, { db: recorder.db });
   const recorded: { settings: string[]; list: Statement[] }[] = [];
   for (const q of retrievalQueries) {
     recorder.statements.length = 0;

@@ -2,7 +2,6 @@
 // pool, or the model gateway), with a cache for query texts. Memory and, later, the graph use it.
 import type { DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
-import { ensureEmbeddingDimension } from './dimension.js';
 import { createEmbedder, embedWithin, QueryEmbedder, type EmbedOptions } from './embedder.js';
 
 export type { Embedder } from './embedder.js';
@@ -27,9 +26,8 @@ export interface EmbeddingsApi {
   warm(): Promise<void>;
 }
 
-/** Checks the stored vectors' dimension against the configuration (at first boot, fixes it), then builds the provider. */
+/** The deployment's embedding provider. (The column and index the vectors live in are memory's: memory/search/dimension.ts.) */
 export async function createEmbeddingsModule(runtime: Pick<Runtime, 'config' | 'db' | 'pool' | 'backgroundPool' | 'gateway'>): Promise<DomainModule<EmbeddingsApi>> {
-  await ensureEmbeddingDimension(runtime.db, runtime.config.embeddingDimensions, runtime.config.searchHnswBuildMemoryMb);
   const embedder = createEmbedder(runtime.config, runtime.pool, runtime.backgroundPool, runtime.gateway);
   const queries = new QueryEmbedder(embedder);
   return {

@@ -20,6 +20,7 @@ import { ObservationConsolidation } from './consolidate/consolidate.js';
 import { consolidateRoutes } from './consolidate/routes.js';
 import { Brains } from './brains/brains.js';
 import { brainMcpEndpoint } from './brains/mcp.js';
+import { ensureEmbeddingDimension } from './search/dimension.js';
 import { brainRoutes } from './brains/routes.js';
 import { BrainSchema } from './brains/schemas.js';
 import { ConversationContexts } from './context/context.js';
@@ -62,11 +63,13 @@ export type MemoryApi = {
   Pick<MemoryObserver, 'observe'> &
   Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
 
-export function createMemoryModule(
+/** Checks the stored vectors' dimension against the configuration (at first boot, fixes it, and builds the HNSW index), then builds memory. */
+export async function createMemoryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping' | 'gateway'>,
   deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'>; tenancy: Pick<TenancyApi, 'entitled'> },
-): DomainModule<MemoryApi, MemoryJobs> {
+): Promise<DomainModule<MemoryApi, MemoryJobs>> {
   const { config, db, log, pool } = runtime;
+  await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
   // Each service sees the queue typed with its own jobs only.
   const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
   const indexes = new ProjectVectorIndexes(db, {

@@ -2,7 +2,7 @@
 // at the backend's precision (half on Postgres, full on PGlite), and an index an older version built
 // with other settings or at the other precision is rebuilt once at the next start.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HNSW_BUILD, hnswColumn } from '../../src/platform/vector-index.js';
+import { HNSW_BUILD, hnswColumn } from '../../src/memory/search/vector-index.js';
 import { createLattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { newId } from '../../src/platform/ids.js';

@@ -2,7 +2,7 @@
 // the first boot fixes for the deployment.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLattice } from '../../src/modules.js';
-import { EmbeddingDimensionMismatch } from '../../src/embeddings/dimension.js';
+import { EmbeddingDimensionMismatch } from '../../src/memory/search/dimension.js';
 import { countEmbedded, insertMemories, readEmbedding } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
 import { createLogger } from '../../src/platform/logger.js';

@@ -1,7 +1,7 @@
 // SQL for the IVFFlat indexes over the largest projects (project-index.ts decides which and when):
 // the registry, the projects' sizes, and building and dropping the partial indexes.
 import type { Db, Queryable } from '../../platform/db.js';
-import { ivfColumn } from '../../platform/vector-index.js';
+import { ivfColumn } from './vector-index.js';
 
 export interface ProjectIndex {
   projectId: string;

@@ -23,7 +23,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../../platform/db.js';
-import { ivfLists } from '../../platform/vector-index.js';
+import { ivfLists } from './vector-index.js';
 import {
   admitProject,
   buildIndex,

@@ -5,7 +5,7 @@ import pgvector from 'pgvector';
 import type { Db, Queryable } from '../../platform/db.js';
 import { filterConditions, MEMORY_COLUMNS, toMemory, type MemoryFilter, type MemoryRow } from '../store.js';
 import type { Memory } from '../schemas.js';
-import { HNSW_PREDICATE, hnswOrder, ivfOrder } from '../../platform/vector-index.js';
+import { HNSW_PREDICATE, hnswOrder, ivfOrder } from './vector-index.js';
 import { BM25, type CorpusStats, type TermStat, type WeightedTerm } from './bm25.js';
 import { projectLiteral } from './project-index-store.js';
 import { FRESHNESS } from './freshness.js';

@@ -2,8 +2,8 @@
 // without one, since it is a setting; the first boot types the column as vector(N) and builds the
 // HNSW index, and every later boot checks that the setting still matches what is stored, and that
 // the index has this version's build settings (rebuilding it once when they changed).
-import type { Db, Queryable } from '../platform/db.js';
-import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, HNSW_PREDICATE, hnswColumn } from '../platform/vector-index.js';
+import type { Db, Queryable } from '../../platform/db.js';
+import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, HNSW_PREDICATE, hnswColumn } from './vector-index.js';
 
 export class EmbeddingDimensionMismatch extends Error {
   constructor(configured: number, stored: number) {

@@ -1,7 +1,7 @@
-// The HNSW index over memories' embeddings: how it is built on each backend (embeddings/dimension.ts
+// The HNSW index over memories' embeddings: how it is built on each backend (search/dimension.ts
 // builds it) and the order that walks it (memory/search/store.ts), which must name the same expression
 // for the planner to use the index.
-import type { Db } from './db.js';
+import type { Db } from '../../platform/db.js';
 
 /**
  * HNSW build settings (pgvector: `m` links per node, `ef_construction` the candidate list while
