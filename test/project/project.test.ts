@@ -45,7 +45,7 @@ describe('GET /project', () => {
     const o = await overview(a.projectId, reader);
     expect(o.project).toEqual({ id: a.projectId, name: a.projectId, plan: 'enterprise' });
     expect(o.entitlements).toEqual({
-      features: { predictions: true, 'memory.compliance': true, health: true, FEATURE_MEMORY_INTELLIGENCE: true },
+      features: { predictions: true, 'memory.compliance': true, health: true, financial: true, FEATURE_MEMORY_INTELLIGENCE: true },
       quotas: { 'events-ingested': null, 'memory.predictions': null, 'model-tokens': null, 'active-triggers': null },
     });
     const now = new Date();

@@ -371,6 +371,27 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
     });
   });
 
+  describe('the financial pack', () => {
+    race('POST /lattice/financial/reconcile', 'fifty at once over due calls: each call scored by one of them, once', async () => {
+      const p = await h.project();
+      const at = (day: number) => new Date(Date.UTC(2025, 0, 1, 21) + day * 86_400_000).toISOString();
+      const price = (ticker: string, close: number, day: number) =>
+        h.call('POST', p.projectId, '/admin/memory', { body: { content: `${ticker} close ${close} @ ${at(day)}`, category: 'financial', metadata: { price: { ticker, close, asOf: at(day) } } } });
+      for (const ticker of ['AAA', 'BBB', 'CCC'])
+        for (let day = 0; day < 40; day++) expect((await price(ticker, 100 + day + (day % 3), day)).statusCode).toBe(201);
+      for (const ticker of ['AAA', 'BBB', 'CCC']) {
+        const made = await h.call('POST', p.projectId, '/lattice/financial/predict', { body: { subject: { kind: 'ticker', externalId: ticker }, horizonDays: 2 } });
+        expect(made.json().signals, made.body).toHaveLength(1);
+        expect((await price(ticker, 150, 45)).statusCode).toBe(201);
+      }
+      const answers = await fifty(p.projectId, 'POST', '/lattice/financial/reconcile', {});
+      expect(statuses(answers)).toEqual(Array(N).fill(200));
+      expect(answers.reduce((sum, a) => sum + (a.json().scored as number), 0)).toBe(3);
+      expect(answers.every((a) => a.json().stillPending === 0)).toBe(true);
+      expect(await count('SELECT count(*) AS n FROM financial_predictions WHERE project_id = $1 AND resolved_at IS NOT NULL', [p.projectId])).toBe(3);
+    });
+  });
+
   it('covers every operation and MCP tool whose description speaks of idempotency or deduplication', async () => {
     const document = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
       paths: Record<string, Record<string, { description?: string; summary?: string }>>;
