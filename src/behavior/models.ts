@@ -8,7 +8,8 @@
 // a cached model older than its freshness is answered while the job refits it. A BG/NBD fit that
 // does not exist yet is not waited for either (a caller may ask for any activity type and
 // lookback): the caller answers from the subject's own rate meanwhile, and says so. The RFM cut
-// points, one set per project, are computed on the first profile's path.
+// points, one set per project, are computed on the first profile's path, and on every profile's path
+// while they cover fewer than RFM_CACHED_FROM subjects.
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db.js';
@@ -28,6 +29,8 @@ export const BGNBD_MIN_SUBJECTS = 50;
 const BGNBD_FRESH_MS = 6 * HOUR_MS;
 /** RFM cut points older than this are recomputed in the background. */
 const RFM_FRESH_MS = HOUR_MS;
+/** A project's RFM cut points are cached once they cover this many subjects; below, computed on every read. */
+export const RFM_CACHED_FROM = 200;
 
 export type ModelKind = 'bgnbd' | 'rfm';
 
@@ -76,7 +79,10 @@ export class ProjectModels {
   async rfm(projectId: string, lookbackDays: number, now: Date): Promise<CachedModel<RfmModel>> {
     const key = String(lookbackDays);
     const stored = await readModel<RfmModel>(this.db, projectId, 'rfm', key);
-    if (stored) {
+    // Cut points over a handful of subjects say little about the next one (the first profile of a
+    // new project would score every later subject against itself for an hour): a small project's
+    // cut points are computed on read, its activity being small enough to read each time.
+    if (stored && stored.subjects >= RFM_CACHED_FROM) {
       if (now.getTime() - stored.fittedAt.getTime() > RFM_FRESH_MS) await this.enqueueFit(projectId, 'rfm', key, stored, now);
       return stored;
     }

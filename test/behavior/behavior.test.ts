@@ -457,6 +457,19 @@ describe('behaviour intelligence', () => {
       expect((await h.call('GET', a.projectId, '/lattice/predictions/upcoming?limit=0')).statusCode).toBe(400);
     });
 
+    it("scores each subject against the project as it is now while the project is small (the first profile's cut points are not kept)", async () => {
+      const p = await h.project();
+      const profile = async (externalId: string) => (await h.call('POST', p.projectId, '/lattice/profile', { body: { subject: { kind: 'customer', externalId } } })).json();
+      // The first subject profiled is the project's best customer; scored against itself alone it is middling.
+      await saveEvents(p.projectId, { kind: 'customer', externalId: 'best' }, weekly(8, 1), 'order', { amount: 100 });
+      expect((await profile('best')).frequencyScore).toEqual(expect.any(Number));
+      for (const [i, id] of ['second', 'third', 'fourth', 'fifth'].entries()) await saveEvents(p.projectId, { kind: 'customer', externalId: id }, weekly(2 + i, 10), 'order', { amount: 10 + i });
+      const best = await profile('best');
+      expect(best.frequencyScore).toBe(5);
+      expect(best.monetaryScore).toBe(5);
+      expect((await profile('second')).frequencyScore).toBe(1);
+    });
+
     it('profiles a subject: RFM scores, segment, cadence, risks and contributing patterns', async () => {
       const res = await h.call('POST', a.projectId, '/lattice/profile', { body: { subject: { kind: 'customer', externalId: 'c-late' } } });
       expect(res.statusCode, res.body).toBe(200);
