@@ -412,3 +412,25 @@ describe('architecture rules, on a planted graph', () => {
     ]);
   });
 });
+
+// ---- The guide and the manual (issue 36) ----------------------------------------------------
+
+describe('the README and docs/', () => {
+  const { files } = scanRepository();
+  const domains = [...new Set(files.flatMap((f) => (domainOf(f) ? [domainOf(f)!] : [])))].sort();
+  const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+  const unnamed = (text: string): string[] => domains.map((d) => `src/${d}/`).filter((folder) => !text.includes(folder));
+
+  it('names every domain folder of src/ in docs/architecture.md', () => {
+    expect(domains).toContain('memory');
+    expectNone(unnamed(read('docs/architecture.md')), 'domain folders docs/architecture.md does not name (add them to its table of domains)');
+  });
+  it('gives every domain folder of src/ a page in the API index, docs/api/README.md', () => {
+    expectNone(unnamed(read('docs/api/README.md')), 'domain folders the API index does not name (give each a page under docs/api/)');
+  });
+  it('keeps the README a guide of at most 250 lines', () => {
+    const lines = read('README.md').split('\n');
+    // The file's last newline ends its last line; it does not begin another.
+    expect(lines.at(-1) === '' ? lines.length - 1 : lines.length).toBeLessThanOrEqual(250);
+  });
+});
