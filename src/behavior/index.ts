@@ -40,7 +40,7 @@ export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'project
 
 export function createBehaviorModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
-  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit' | 'search'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
+  deps: { tenancy: Pick<TenancyApi, 'metered'>; memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit' | 'lockKeyed' | 'patchKeyed' | 'search'>; events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit' | 'emit'> },
 ): DomainModule<BehaviorApi, BehaviorJobs> {
   const { config, db, log, pool } = runtime;
   const models = new ProjectModels(db, pool, domainQueue<BehaviorJobs>(runtime.queue, 'behavior'), log);
@@ -49,8 +49,8 @@ export function createBehaviorModule(
   const predictor = new TargetPredictor(db, models);
   const profiler = new Profiler(db, models);
   const context = new ContextBuilder(db, pool, profiler, (projectId, input) => deps.memory.search(projectId, input));
-  const refs = new BehaviorRefs(db);
-  const monitor = new PatternMonitor(db, deps.events);
+  const refs = new BehaviorRefs(db, deps.memory);
+  const monitor = new PatternMonitor(db, deps.events, deps.memory);
   const contacts = new ContactContexts(db, profiler);
   return {
     name: 'behavior',

@@ -33,7 +33,10 @@ export interface Calibration {
 }
 
 export class BehaviorRefs {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly memory: patterns.PatternRows,
+  ) {}
 
   /** Patterns of the project among `ids`, each with the Beta prior its mining gives. */
   async patternRefs(projectId: string, ids: readonly string[]): Promise<Map<string, PatternRef>> {
@@ -57,7 +60,7 @@ export class BehaviorRefs {
    * prior updated by it. Rows are locked in id order, as mining locks them.
    */
   async applyOutcomeEvidence(tx: Queryable, projectId: string, evidence: readonly { patternId: string; hits: number; misses: number }[]): Promise<Map<string, BetaPrior>> {
-    const locked = await patterns.lockPatterns(tx, projectId, evidence.map((e) => e.patternId));
+    const locked = await patterns.lockPatterns(this.memory, tx, projectId, evidence.map((e) => e.patternId));
     const priors = new Map<string, BetaPrior>();
     const rows = evidence.flatMap((e) => {
       const p = locked.get(e.patternId);
@@ -66,7 +69,7 @@ export class BehaviorRefs {
       priors.set(e.patternId, prior);
       return [{ id: e.patternId, confidence: posteriorConfidence(prior, e.hits, e.misses), minedConfidence: prior.confidence, evidence: { hits: e.hits, misses: e.misses } }];
     });
-    await patterns.writeConfidence(tx, projectId, rows);
+    await patterns.writeConfidence(this.memory, tx, projectId, rows);
     // The priors of the locked rows: what the caller reports the update against (mining may have
     // moved a pattern's mined counts since the caller looked).
     return priors;

@@ -36,7 +36,7 @@ import { HNSW_ADMISSION_EVERY_MS, ProjectVectorIndexes, type ProjectIndexChanges
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
-import { countEmbedded, subjectMemoryIds } from './store.js';
+import { countEmbedded, lockKeyedMemories, patchKeyedMemories, subjectMemoryIds, type KeyedPatch } from './store.js';
 import { memorySubjectData } from './subject-data.js';
 
 export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
@@ -44,7 +44,7 @@ export type { ConsolidateResult, DedupResult } from './curation/schemas.js';
 export type { ObserveInput, ObserveResult } from './observe/observe.js';
 export type { GraphBonus, SearchFeatures, SearchHit, SearchInput } from './search/search.js';
 export type { SaveInput, SaveResult } from './service.js';
-export type { KeyedMemory, KeyedWrite } from './store.js';
+export type { KeyedMemory, KeyedPatch, KeyedWrite } from './store.js';
 
 export type ProjectIndexJobs = {
   'memory.project-indexes': { payload: Record<string, never>; result: ProjectIndexChanges };
@@ -58,6 +58,10 @@ export type MemoryApi = {
   subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
   /** Admits the projects past the exact-scan threshold to the HNSW graph, and builds, rebuilds and drops the large projects' IVFFlat indexes, now (the memory.project-indexes job). */
   maintainVectorIndexes(): Promise<ProjectIndexChanges>;
+  /** Locks keyed (mined) memories in id order inside the caller's transaction; answers their metadata. */
+  lockKeyed(q: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** Revises keyed memories' confidence and metadata keys in place (only while metadata[key] equals a value, with onlyIf); answers how many changed. */
+  patchKeyed(q: Queryable, projectId: string, patches: readonly KeyedPatch[], onlyIf?: { key: string; equals: string }): Promise<number>;
 } & Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
   Pick<MemorySearch, 'search' | 'setGraphBonus'> &
   Pick<MemoryObserver, 'observe'> &
@@ -112,6 +116,8 @@ export async function createMemoryModule(
       ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),
       subjectMemoryIds: (q, projectId, subject) => subjectMemoryIds(q, projectId, subject.kind, subject.externalId),
       maintainVectorIndexes: () => indexes.maintain(),
+      lockKeyed: (q, projectId, ids) => lockKeyedMemories(q, projectId, ids),
+      patchKeyed: (q, projectId, patches, onlyIf) => patchKeyedMemories(q, projectId, patches, onlyIf),
     },
     routes,
     schemas: [MemorySchema, BrainSchema],

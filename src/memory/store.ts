@@ -196,6 +196,44 @@ export interface KeyedWrite {
 }
 
 /**
+ * Locks these keyed (mined) memories in id order, as every writer of them does, so that two writers
+ * never wait on each other in a circle; answers each one's metadata. Inside the caller's transaction.
+ */
+export async function lockKeyedMemories(db: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; metadata: Record<string, unknown> }>(
+    `SELECT id, metadata FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL ORDER BY id FOR UPDATE`,
+    [projectId, [...new Set(ids)]],
+  );
+  return new Map(rows.map((r) => [r.id, r.metadata]));
+}
+
+export interface KeyedPatch {
+  id: string;
+  /** The memory's new confidence; unchanged when absent. */
+  confidence?: number;
+  /** Merged into its metadata (top-level keys replaced). */
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Revises keyed memories in place: their confidence and metadata keys, nothing else (their text,
+ * key and embedding stay). With `onlyIf`, a row changes only while metadata[key] still equals the
+ * value. Answers how many rows changed.
+ */
+export async function patchKeyedMemories(db: Queryable, projectId: string, patches: readonly KeyedPatch[], onlyIf?: { key: string; equals: string }): Promise<number> {
+  if (patches.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `UPDATE memories m
+        SET confidence = coalesce(v.confidence, m.confidence), metadata = m.metadata || v.patch::jsonb, updated_at = now()
+       FROM unnest($2::text[], $3::float8[], $4::text[]) AS v(id, confidence, patch)
+      WHERE m.project_id = $1 AND m.id = v.id AND m.pattern_key IS NOT NULL AND ($5::text IS NULL OR m.metadata->>$5 = $6)`,
+    [projectId, patches.map((p) => p.id), patches.map((p) => p.confidence ?? null), patches.map((p) => JSON.stringify(p.metadata)), onlyIf?.key ?? null, onlyIf?.equals ?? null],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Inserts or replaces keyed memories in one statement. A changed text drops the stale embedding
  * (the embedding sweep makes a new one); the key's row keeps its id and creation time.
  */

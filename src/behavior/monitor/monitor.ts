@@ -6,6 +6,7 @@
 // pattern's next firing elsewhere (the habit resumed, or the pattern is deactivated): a mark holds
 // for the firing it names only.
 import type { EventsApi } from '../../events/index.js';
+import type { MemoryApi } from '../../memory/index.js';
 import { ENGINE_EVENT_TYPES } from '../../events/schemas.js';
 import type { Db } from '../../platform/db.js';
 import type { MonitorStatus, TickReport } from './schemas.js';
@@ -19,6 +20,7 @@ export class PatternMonitor {
   constructor(
     private readonly db: Db,
     private readonly events: Pick<EventsApi, 'emit'>,
+    private readonly memory: Pick<MemoryApi, 'patchKeyed'>,
   ) {}
 
   async tick(projectId: string, now = new Date()): Promise<TickReport> {
@@ -53,7 +55,7 @@ export class PatternMonitor {
           dedupeKey: `pattern.broken:${p.id}:${missed}`,
         });
         if (result.emitted) breaksEmitted++;
-        if (await store.markBroken(this.db, projectId, p.id, missed, now)) patternsBroken++;
+        if (await this.markBroken(projectId, p.id, missed, now)) patternsBroken++;
       } catch (error) {
         failures.push({ patternId: p.id, error: error instanceof Error ? error.message : String(error) });
       }
@@ -64,6 +66,15 @@ export class PatternMonitor {
   }
 
   /** The scheduled tick: every project with an overdue pattern. Answers how many patterns were marked. */
+  /**
+   * Marks a pattern broken for the firing it missed (metadata broken, brokenAt, brokenFor). A pattern
+   * mined again meanwhile has another next firing and is left alone. Answers whether it was marked.
+   */
+  private async markBroken(projectId: string, id: string, missed: string, now: Date): Promise<boolean> {
+    const marked = await this.memory.patchKeyed(this.db, projectId, [{ id, metadata: { broken: true, brokenAt: now.toISOString(), brokenFor: missed } }], { key: 'nextExpectedAt', equals: missed });
+    return marked > 0;
+  }
+
   async tickAll(now = new Date()): Promise<number> {
     let broken = 0;
     for (const projectId of await store.projectsWithOverduePatterns(this.db, now)) broken += (await this.tick(projectId, now)).patternsBroken;

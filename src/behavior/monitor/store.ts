@@ -1,7 +1,7 @@
 // The pattern monitor's SQL: active patterns whose next firing is overdue beyond their tolerance
-// and not yet marked broken for that firing, the mark itself, and each project's last tick. Patterns
-// are behavior_pattern memories (patterns/store.ts reads them the same way); the mark is written as
-// patterns/store.ts writes confidence.
+// and not yet marked broken for that firing, and each project's last tick. Patterns
+// are behavior_pattern memories (patterns/store.ts reads them the same way); the mark is written
+// through memory's patchKeyed (monitor.ts), as pattern confidence is.
 import type { Queryable } from '../../platform/db.js';
 import type { PatternMeta } from '../patterns/schemas.js';
 
@@ -38,20 +38,6 @@ export async function overduePatterns(db: Queryable, projectId: string, now: Dat
     metadata: r.metadata,
     sourceMemoryIds: r.source_memory_ids,
   }));
-}
-
-/**
- * Marks a pattern broken for the firing it missed (metadata broken, brokenAt, brokenFor). A pattern
- * mined again meanwhile has another next firing and is left alone. Answers whether it was marked.
- */
-export async function markBroken(db: Queryable, projectId: string, id: string, missed: string, now: Date): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE memories m
-        SET metadata = m.metadata || jsonb_build_object('broken', true, 'brokenAt', $4::text, 'brokenFor', $3::text), updated_at = now()
-      WHERE m.project_id = $1 AND m.id = $2 AND m.pattern_key IS NOT NULL AND m.metadata->>'nextExpectedAt' = $3`,
-    [projectId, id, missed, now.toISOString()],
-  );
-  return (rowCount ?? 0) > 0;
 }
 
 /** Projects with at least one overdue pattern (the scheduled tick visits them). */

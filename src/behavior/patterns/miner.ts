@@ -73,7 +73,7 @@ export class PatternMiner {
   constructor(
     private readonly db: Db,
     private readonly pool: Pick<WorkerPool, 'run'>,
-    private readonly memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit'>,
+    private readonly memory: Pick<MemoryApi, 'upsertKeyed' | 'afterKeyedCommit' | 'lockKeyed' | 'patchKeyed'>,
     private readonly events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -146,7 +146,7 @@ export class PatternMiner {
       await store.lockSubjects(tx, projectId, subjects);
       const stored = new Map((await store.patternsOf(tx, projectId, subjects)).map((p) => [slot(p.record.subject.kind, p.record.subject.externalId, p.key), p]));
       const { rows, refreshed, deactivated } = this.reconcile(jobs, mined, stored, windowDays, now);
-      const keyed = (await this.memory.upsertKeyed(projectId, await carryEvidence(tx, projectId, rows, stored), tx)).filter((w) => w.created);
+      const keyed = (await this.memory.upsertKeyed(projectId, await carryEvidence(this.memory, tx, projectId, rows, stored), tx)).filter((w) => w.created);
       const events = announcements(keyed, rows);
       const receipt = events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined;
       return { created: keyed, receipt, refreshed, deactivated, written: rows.length };
@@ -242,9 +242,9 @@ export class PatternMiner {
  * the patterns were read: the stored rows are locked first (in id order, as the outcome writer
  * locks them), then each refreshed pattern's confidence is its new mined prior updated by it.
  */
-async function carryEvidence(tx: Queryable, projectId: string, rows: readonly KeyedMemory[], stored: ReadonlyMap<string, store.StoredPattern>): Promise<KeyedMemory[]> {
+async function carryEvidence(memory: store.PatternRows, tx: Queryable, projectId: string, rows: readonly KeyedMemory[], stored: ReadonlyMap<string, store.StoredPattern>): Promise<KeyedMemory[]> {
   const idOf = (r: KeyedMemory) => stored.get(slot(r.subjectKind, r.subjectExternalId, r.key))?.record.id;
-  const locked = await store.lockPatterns(tx, projectId, rows.flatMap((r) => idOf(r) ?? []));
+  const locked = await store.lockPatterns(memory, tx, projectId, rows.flatMap((r) => idOf(r) ?? []));
   return rows.map((row) => {
     const found = locked.get(idOf(row) ?? '');
     if (!found || found.evidence.hits + found.evidence.misses === 0) return row;

@@ -1,5 +1,6 @@
 // Reading mined patterns (behavior_pattern memories that carry a pattern key) and the per-subject
 // mining queue. Patterns are written through the memory domain (upsertKeyed); this reads them.
+import type { MemoryApi } from '../../memory/index.js';
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
 import { iso } from '../../platform/sql.js';
@@ -255,32 +256,33 @@ export async function lockSubjects(db: Queryable, projectId: string, subjects: r
   );
 }
 
+/** What pattern writers need of memory: pattern rows are keyed memories, locked and revised through it. */
+export type PatternRows = Pick<MemoryApi, 'lockKeyed' | 'patchKeyed'>;
+
 /**
  * Locks these patterns (in id order, as every writer of pattern rows does, so two writers never
  * wait on each other in a circle) and reads their mined counts and outcome evidence.
  */
-export async function lockPatterns(db: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, { minedHits: number; minedMisses: number; evidence: OutcomeEvidence }>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await db.query<{ id: string; metadata: PatternMeta }>(
-    `SELECT id, metadata FROM memories WHERE project_id = $1 AND id = ANY($2::text[]) AND pattern_key IS NOT NULL ORDER BY id FOR UPDATE`,
-    [projectId, [...new Set(ids)]],
-  );
+export async function lockPatterns(memory: PatternRows, tx: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, { minedHits: number; minedMisses: number; evidence: OutcomeEvidence }>> {
+  const locked = await memory.lockKeyed(tx, projectId, ids);
   return new Map(
-    rows.map((r) => [r.id, { minedHits: r.metadata.hits, minedMisses: r.metadata.misses, evidence: { hits: r.metadata.outcomeHits ?? 0, misses: r.metadata.outcomeMisses ?? 0 } }]),
+    [...locked].map(([id, metadata]) => {
+      const meta = metadata as unknown as PatternMeta;
+      return [id, { minedHits: meta.hits, minedMisses: meta.misses, evidence: { hits: meta.outcomeHits ?? 0, misses: meta.outcomeMisses ?? 0 } }];
+    }),
   );
 }
 
 /** Sets patterns' confidence and outcome evidence (the rows are locked by the caller's transaction). */
-export async function writeConfidence(db: Queryable, projectId: string, rows: readonly { id: string; confidence: number; minedConfidence: number; evidence: OutcomeEvidence }[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query(
-    `UPDATE memories m
-        SET confidence = v.confidence,
-            metadata = m.metadata || jsonb_build_object('confidence', v.confidence, 'minedConfidence', v.mined, 'outcomeHits', v.hits, 'outcomeMisses', v.misses),
-            updated_at = now()
-       FROM unnest($2::text[], $3::float8[], $4::float8[], $5::float8[], $6::float8[]) AS v(id, confidence, mined, hits, misses)
-      WHERE m.project_id = $1 AND m.id = v.id`,
-    [projectId, rows.map((r) => r.id), rows.map((r) => r.confidence), rows.map((r) => r.minedConfidence), rows.map((r) => r.evidence.hits), rows.map((r) => r.evidence.misses)],
+export async function writeConfidence(memory: PatternRows, tx: Queryable, projectId: string, rows: readonly { id: string; confidence: number; minedConfidence: number; evidence: OutcomeEvidence }[]): Promise<void> {
+  await memory.patchKeyed(
+    tx,
+    projectId,
+    rows.map((r) => ({
+      id: r.id,
+      confidence: r.confidence,
+      metadata: { confidence: r.confidence, minedConfidence: r.minedConfidence, outcomeHits: r.evidence.hits, outcomeMisses: r.evidence.misses },
+    })),
   );
 }
 
