@@ -21,7 +21,7 @@ const USAGE = `Usage: lattice <command>
   key list --project <id> [--json]
   key revoke <prefix-or-id>
 
-Configuration comes from the environment (see README.md). Without DATABASE_URL the commands use
+Configuration comes from the environment (see docs/operations.md). Without DATABASE_URL the commands use
 the embedded database under DATA_DIR, which one process may open at a time: run admin commands
 while the server is stopped, or use Postgres.`;
 

@@ -209,7 +209,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   // Each database pool's default size: two connections a core, and one. On two cores, 5 and 5
   // answered 64 clients of one project at 135 req/s (p99 0.8 s), 10 and 10 at 117 (p99 1.0 s):
   // more connections than the cores can run only hold transactions open while their process waits
-  // its turn (bench/concurrency.ts, README "Many writers at once"). A Postgres on a larger machine
+  // its turn (bench/concurrency.ts, docs/operations.md, "Many writers at once"). A Postgres on a larger machine
   // of its own takes DB_POOL_MAX and DB_STATEMENT_POOL_MAX.
   const poolDefault = 2 * cores + 1;
 

@@ -25,7 +25,7 @@
 // its types), which must be there.
 //
 // `expectError`: the call is behind a deployment switch that is off by default, and the answer is the
-// documented error (README "Errors"; src/platform/errors.ts), which the clients surface as such.
+// documented error (docs/api/README.md "Errors"; src/platform/errors.ts), which the clients surface as such.
 
 export type Client = 'ts' | 'py';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -9,7 +9,7 @@
 // Past SEARCH_IVF_MIN_ROWS a project gets an IVFFlat index of its own (Postgres): at a million
 // memories in one project the shared graph misses whole topic clusters (the walk settles in a
 // neighbouring cluster and stays), while IVFFlat over that project alone, at 10 of 1,000 lists
-// probed, held 0.98 of the exact top 10 at a p95 of 12.5 ms (README, "One project of a million
+// probed, held 0.98 of the exact top 10 at a p95 of 12.5 ms (docs/benchmarks.md, "One project of a million
 // memories").
 //
 // A job (memory.hnsw-admission, every minute) admits and marks the projects past the exact-scan

@@ -16,7 +16,7 @@ import type { Db } from '../../platform/db.js';
  * held as much of the exact top 10 as the full-precision index at every ef_search tried, in half the
  * index (131 against 261 MB), built in the same time; at a million memories, 0.84 to 0.90 (quiet
  * machine) against 0.81 to 0.86, in 1.3 GB against 2.6. At that size HNSW misses whole topic
- * clusters, which IVFFlat over the project does not (README, "One project of a million memories").
+ * clusters, which IVFFlat over the project does not (docs/benchmarks.md, "One project of a million memories").
  *
  * PGlite, the embedded default for small deployments, scans projects exactly up to
  * SEARCH_EXACT_SCAN_MAX_ROWS and keeps pgvector's defaults at full precision: it links every row in
