@@ -9,7 +9,7 @@ import { join, posix, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { NAMED_OWNERS, sqlUses, tableMap, trespasses, type SqlUse, type TableMap } from './helpers/sql-ownership.js';
+import { foreignPlacements, NAMED_OWNERS, sqlUses, tableMap, trespasses, type SqlUse, type TableMap } from './helpers/sql-ownership.js';
 
 type Edge = { from: string; to: string; typeOnly: boolean };
 type EnvRead = { file: string; line: number };
@@ -293,6 +293,59 @@ describe('table ownership', () => {
     const found = trespasses(uses, map, domainOf);
     expectNone(found.filter((t) => !KNOWN_TRESPASSES.includes(t)), "SQL names another owner's table (read it through the owner's api or a read view it publishes)");
     expectNone(KNOWN_TRESPASSES.filter((t) => !found.includes(t)), 'known trespasses that no longer occur: take them off KNOWN_TRESPASSES');
+  });
+});
+
+/** Migrations that create no table of one owner, and whose they are ('shared': a schema-wide change). */
+const MIGRATION_OWNERS: Record<string, string> = {
+  'migrations/0003_memory_core.sql': 'memory',
+  'migrations/0004_typed_events_alerts.sql': 'shared',
+  'migrations/0005_memories_inline_rows.sql': 'memory',
+  'migrations/0009_embed_claims.sql': 'memory',
+  'migrations/0013_project_keys.sql': 'shared',
+  'migrations/0015_concurrent_writes.sql': 'shared',
+  'migrations/0018_word_statistics_slots.sql': 'memory',
+  'migrations/0025_read_views.sql': 'shared',
+};
+
+/** Indexes and triggers a domain keeps on another owner's table, each with the reason it is there. */
+const DECLARED_PLACEMENTS: Record<string, string> = {
+  'index memories_activity on memories': "behaviour's activity scan (the predicate of activity/store.ts ACTIVITY_MEMORY)",
+  'index events_activity on events': "behaviour's activity scan of the event log (the engine's own event types left out)",
+  'index memories_pattern_key on memories': 'mined patterns are keyed memories: the miner finds a subject\'s by key',
+  'index memories_pattern_next on memories': "the pattern monitor's overdue scan",
+  'trigger behavior_patterns_source_delete on memories': 'a pattern loses a deleted source memory in the same transaction',
+  'trigger behavior_enqueue_memories on memories': 'mining is crash-safe: an activity memory queues its subject in the writing transaction',
+  'trigger behavior_enqueue_events on events': 'the same for an event',
+  'trigger behavior_enqueue_observations on typed_observations': 'the same for a typed observation',
+  'index memories_project_id_id on memories': "the key graph_mentions' foreign key names",
+  'index memories_sources on memories': "compliance finds the memories derived from a subject's (their sourceMemoryIds)",
+};
+
+describe('indexes and triggers on another owner\'s table', () => {
+  const migrations = readdirSync(join(ROOT, 'migrations'))
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => ({ file: `migrations/${f}`, text: readFileSync(join(ROOT, 'migrations', f), 'utf8') }));
+  const { placements, unowned } = foreignPlacements(migrations, MIGRATION_OWNERS);
+  const found = [...new Set(placements.map((p) => `${p.kind} ${p.name} on ${p.table}`))].sort();
+
+  it('knows whose each migration is', () => expectNone(unowned, 'migrations creating no table of one owner, not in MIGRATION_OWNERS'));
+  it('finds each declared, with its reason, and nothing else', () => {
+    expectNone(found.filter((f) => !(f in DECLARED_PLACEMENTS)), "an index or trigger on another owner's table (declare it, with the reason, or move it to the owner)");
+    expectNone(Object.keys(DECLARED_PLACEMENTS).filter((d) => !found.includes(d)), 'declared placements that no migration makes any more');
+  });
+  it('reads placements from planted migrations', () => {
+    const planted = foreignPlacements(
+      [
+        { file: 'a.sql', text: 'CREATE TABLE behavior_x (id text);\nCREATE INDEX behavior_x_id ON behavior_x (id);\nCREATE INDEX memories_b ON memories (id);\nCREATE TRIGGER t AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION f();' },
+        { file: 'b.sql', text: 'CREATE INDEX memories_c ON memories (id);' },
+        { file: 'c.sql', text: 'CREATE INDEX events_d ON events (id);' },
+      ],
+      { 'c.sql': 'shared' },
+    );
+    expect(planted.placements.map((p) => `${p.migration} ${p.kind} ${p.name} ${p.table}`)).toEqual(['a.sql index memories_b memories', 'a.sql trigger t events']);
+    expect(planted.unowned).toEqual(['b.sql']);
   });
 });
 

@@ -4,6 +4,7 @@
 // webhook receiver; the scheduled job ticks every project; permissions and isolation; the engine's
 // event types agree with the activity predicate of the events table.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACTIVITY_MEMORY } from '../../src/behavior/activity/store.js';
 import { ENGINE_EVENT_TYPES } from '../../src/events/schemas.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -137,6 +138,18 @@ describe('pattern monitor', () => {
     const status = (await h.call('GET', p.projectId, '/lattice/monitor/status')).json();
     expect(status).toMatchObject({ patternsDue: 0 });
     expect(status.lastTickAt).not.toBeNull();
+  });
+
+  it("keeps the memories' activity predicate in SQL (index and mining trigger) the one the code reads with", async () => {
+    // ACTIVITY_MEMORY (src/behavior/activity/store.ts) names the memory types that are never activity.
+    const excluded = /type NOT IN \(([^)]*)\)/.exec(ACTIVITY_MEMORY)![1]!.split(',').map((t) => t.trim().replace(/'/g, ''));
+    expect(excluded).toEqual(['behavior_pattern', 'decision', 'outcome', 'estimate', 'insight']);
+    const { rows } = await h.db.query<{ def: string }>(`SELECT pg_get_indexdef('memories_activity'::regclass) AS def`);
+    const array = /<> ALL \(ARRAY\[([^\]]*)\]/.exec(rows[0]!.def)?.[1] ?? /NOT IN \(([^)]*)\)/.exec(rows[0]!.def)![1]!;
+    expect([...array.matchAll(/'([a-z_]+)'/g)].map((m) => m[1])).toEqual(excluded);
+    expect(rows[0]!.def).toMatch(/subject_kind IS NOT NULL/);
+    const trigger = await h.db.query<{ src: string }>(`SELECT prosrc AS src FROM pg_proc WHERE proname = 'behavior_enqueue_subjects'`);
+    expect(trigger.rows[0]!.src).toContain(ACTIVITY_MEMORY.replace(/\bm\./g, ''));
   });
 
   it('does not count its own announcements as the subject\'s activity', async () => {

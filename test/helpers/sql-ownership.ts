@@ -137,3 +137,40 @@ export function trespasses(uses: readonly SqlUse[], map: TableMap, domainOf: (fi
   }
   return [...out].sort();
 }
+
+export interface Placement {
+  migration: string;
+  kind: 'index' | 'trigger';
+  name: string;
+  table: string;
+}
+
+/**
+ * Indexes and triggers a migration puts on a table whose owner is not the migration's: the
+ * migration's owner is that of the tables it creates (one owner), else `declared[file]` ('shared'
+ * for a schema-wide change such as keys on every table, which may touch any table).
+ */
+export function foreignPlacements(migrations: readonly { file: string; text: string }[], declared: Readonly<Record<string, string>>): { placements: Placement[]; unowned: string[] } {
+  const placements: Placement[] = [];
+  const unowned: string[] = [];
+  for (const { file, text } of migrations) {
+    const sql = text.replace(/--[^\n]*/g, '');
+    const created = [...new Set([...sql.matchAll(/\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)].map((m) => ownerOf(m[1]!)))];
+    const owner = declared[file] ?? (created.length === 1 ? created[0] : undefined);
+    if (owner === undefined) {
+      unowned.push(file);
+      continue;
+    }
+    if (owner === 'shared') continue;
+    const found: Placement[] = [
+      ...[...sql.matchAll(/\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)\s+ON\s+(?:ONLY\s+)?([a-z_][a-z0-9_]*)/gi)].map(
+        (m): Placement => ({ migration: file, kind: 'index', name: m[1]!, table: m[2]! }),
+      ),
+      ...[...sql.matchAll(/\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+([a-z_][a-z0-9_]*)[\s\S]*?\sON\s+([a-z_][a-z0-9_]*)/gi)].map(
+        (m): Placement => ({ migration: file, kind: 'trigger', name: m[1]!, table: m[2]! }),
+      ),
+    ];
+    placements.push(...found.filter((p) => ownerOf(p.table) !== owner));
+  }
+  return { placements, unowned };
+}
