@@ -35,7 +35,8 @@ import { MemorySchema } from './schemas.js';
 import { HNSW_ADMISSION_EVERY_MS, ProjectVectorIndexes, type ProjectIndexChanges } from './search/project-index.js';
 import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
-import { embeddingJobs, MemoryService, type EmbeddingJobs } from './service.js';
+import { embeddingJobs, EmbeddingPipeline, type EmbeddingJobs } from './embedding/pipeline.js';
+import { MemoryService } from './service.js';
 import { countEmbedded, lockKeyedMemories, patchKeyedMemories, subjectMemoryIds, type KeyedPatch } from './store.js';
 import { memorySubjectData } from './subject-data.js';
 
@@ -75,7 +76,8 @@ export async function createMemoryModule(
   const { config, db, log, pool } = runtime;
   await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
   // Each service sees the queue typed with its own jobs only.
-  const memory = new MemoryService(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
+  const embedding = new EmbeddingPipeline(db, domainQueue<EmbeddingJobs>(runtime.queue, 'memory'), deps.embeddings, runtime.stopping);
+  const memory = new MemoryService(db, embedding);
   const indexes = new ProjectVectorIndexes(db, {
     exactScanMaxRows: config.searchExactScanMaxRows,
     minRows: config.searchIvfMinRows,
@@ -122,7 +124,7 @@ export async function createMemoryModule(
     routes,
     schemas: [MemorySchema, BrainSchema],
     jobs: {
-      ...embeddingJobs(memory),
+      ...embeddingJobs(embedding),
       ...curationJobs(curation),
       ...observeJobs(observer),
       'memory.project-indexes': () => indexes.maintain(),
@@ -139,7 +141,7 @@ export async function createMemoryModule(
       { id: 'memory.hnsw-admission', job: 'memory.hnsw-admission', payload: {}, everyMs: HNSW_ADMISSION_EVERY_MS },
     ],
     // What the last run left unembedded is embedded now rather than at the first sweep.
-    onStart: async () => void (await memory.sweepUnembedded()),
+    onStart: async () => void (await embedding.sweepUnembedded()),
     tools: memoryTools({ memory, search, observer, contexts, feedback }),
     mcpEndpoints: [brainMcpEndpoint({ brains, search, contexts })],
     subjectData: memorySubjectData(db),

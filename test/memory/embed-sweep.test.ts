@@ -2,7 +2,7 @@
 // its job) are embedded anyway: at the next start, and by the sweep every minute.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLattice } from '../../src/modules.js';
-import { MemoryService, type EmbeddingJobs } from '../../src/memory/service.js';
+import { EmbeddingPipeline, type EmbeddingJobs } from '../../src/memory/embedding/pipeline.js';
 import { domainQueue } from '../../src/platform/queue.js';
 import { claimUnembedded, countEmbedded, EMBED_CLAIM_SECONDS, insertMemories } from '../../src/memory/store.js';
 import { newId } from '../../src/platform/ids.js';
@@ -56,10 +56,10 @@ describe('the embedding sweep', () => {
     const queue = domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory');
     const shutdown = new AbortController();
     shutdown.abort();
-    const stopping = new MemoryService(h.db, queue, h.apis.embeddings, shutdown.signal);
+    const stopping = new EmbeddingPipeline(h.db, queue, h.apis.embeddings, shutdown.signal);
     expect(await stopping.drainEmbeddings(p.projectId)).toEqual({ embedded: 0 });
     expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(0);
-    const running = new MemoryService(h.db, queue, h.apis.embeddings, new AbortController().signal);
+    const running = new EmbeddingPipeline(h.db, queue, h.apis.embeddings, new AbortController().signal);
     expect(await running.drainEmbeddings(p.projectId)).toEqual({ embedded: 2 });
   });
 
@@ -78,7 +78,7 @@ describe('the embedding sweep', () => {
     expect((await claimUnembedded(h.db, p.projectId, 100)).map((r) => r.id)).toEqual([ids[7]]);
     // Concurrent drains embed all of them, each once.
     await h.db.query(`UPDATE memories SET embed_claimed_at = NULL WHERE project_id = $1`, [p.projectId]);
-    const drains = [0, 1].map(() => new MemoryService(h.db, domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory'), h.apis.embeddings, new AbortController().signal));
+    const drains = [0, 1].map(() => new EmbeddingPipeline(h.db, domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory'), h.apis.embeddings, new AbortController().signal));
     const results = await Promise.all(drains.map((d) => d.drainEmbeddings(p.projectId)));
     expect(results.reduce((sum, r) => sum + r.embedded, 0)).toBe(60);
     expect((await countEmbedded(h.db, p.projectId)).embedded).toBe(60);

@@ -3,7 +3,7 @@
 // queue's jobs of this project only. Jobs are not consumed until the last test, so what is queued
 // stays in flight while the page is read; then the consumers start and the backlogs drain.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INLINE_EMBED_MAX } from '../../src/memory/service.js';
+import { INLINE_EMBED_MAX } from '../../src/memory/embedding/pipeline.js';
 import type { ProjectOverview } from '../../src/project/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
