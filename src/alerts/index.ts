@@ -11,7 +11,10 @@ import { alertsSubjectData } from './subject-data.js';
 
 export type { AlertJobs, DeliverPayload } from './service.js';
 
-export type AlertsApi = Pick<AlertService, 'create' | 'list' | 'get' | 'patch' | 'delete' | 'fires' | 'countActive' | 'deliver' | 'sweepDeliveries'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const ALERTS_METHODS = ['create', 'list', 'get', 'patch', 'delete', 'fires', 'countActive', 'deliver', 'sweepDeliveries'] as const;
+
+export type AlertsApi = Pick<AlertService, (typeof ALERTS_METHODS)[number]>;
 
 export function createAlertsModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'queue'>,
@@ -38,7 +41,7 @@ export function createAlertsModule(
   });
   return {
     name: 'alerts',
-    api: bindMethods(alerts, ['create', 'list', 'get', 'patch', 'delete', 'fires', 'countActive', 'deliver', 'sweepDeliveries']),
+    api: bindMethods(alerts, ALERTS_METHODS),
     routes: async (app) => app.register(alertRoutes, { alerts }),
     jobs: alertJobs(alerts),
     // Webhook and write-back deliveries whose job was lost are enqueued again.

@@ -30,13 +30,22 @@ export type { SubjectSummary } from './profile/profile.js';
 export type { PatternRecord } from './patterns/schemas.js';
 export type { Profile } from './profile/schemas.js';
 
-export type BehaviorApi = Pick<BehaviorService, 'extract' | 'mineDue' | 'projectPatterns' | 'getPattern' | 'scoreDue' | 'activeSubjects' | 'activePatternsOf'> &
-  Pick<PatternMiner, 'onMined'> &
-  Pick<TargetPredictor, 'predict'> &
-  Pick<Profiler, 'profile' | 'summaries'> &
-  Pick<ContextBuilder, 'build'> &
-  Pick<ContactContexts, 'setContactGraph'> &
-  Pick<BehaviorRefs, 'patternRefs' | 'predictionRefs' | 'applyOutcomeEvidence' | 'calibration'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const BEHAVIOR_SERVICE_METHODS = ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects', 'activePatternsOf'] as const;
+const PATTERN_MINER_METHODS = ['onMined'] as const;
+const TARGET_PREDICTOR_METHODS = ['predict'] as const;
+const PROFILER_METHODS = ['profile', 'summaries'] as const;
+const CONTEXT_BUILDER_METHODS = ['build'] as const;
+const CONTACT_CONTEXTS_METHODS = ['setContactGraph'] as const;
+const BEHAVIOR_REFS_METHODS = ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration'] as const;
+
+export type BehaviorApi = Pick<BehaviorService, (typeof BEHAVIOR_SERVICE_METHODS)[number]> &
+  Pick<PatternMiner, (typeof PATTERN_MINER_METHODS)[number]> &
+  Pick<TargetPredictor, (typeof TARGET_PREDICTOR_METHODS)[number]> &
+  Pick<Profiler, (typeof PROFILER_METHODS)[number]> &
+  Pick<ContextBuilder, (typeof CONTEXT_BUILDER_METHODS)[number]> &
+  Pick<ContactContexts, (typeof CONTACT_CONTEXTS_METHODS)[number]> &
+  Pick<BehaviorRefs, (typeof BEHAVIOR_REFS_METHODS)[number]>;
 
 export function createBehaviorModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
@@ -55,13 +64,13 @@ export function createBehaviorModule(
   return {
     name: 'behavior',
     api: {
-      ...bindMethods(behavior, ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects', 'activePatternsOf']),
-      ...bindMethods(miner, ['onMined']),
-      ...bindMethods(predictor, ['predict']),
-      ...bindMethods(profiler, ['profile', 'summaries']),
-      ...bindMethods(context, ['build']),
-      ...bindMethods(contacts, ['setContactGraph']),
-      ...bindMethods(refs, ['patternRefs', 'predictionRefs', 'applyOutcomeEvidence', 'calibration']),
+      ...bindMethods(behavior, BEHAVIOR_SERVICE_METHODS),
+      ...bindMethods(miner, PATTERN_MINER_METHODS),
+      ...bindMethods(predictor, TARGET_PREDICTOR_METHODS),
+      ...bindMethods(profiler, PROFILER_METHODS),
+      ...bindMethods(context, CONTEXT_BUILDER_METHODS),
+      ...bindMethods(contacts, CONTACT_CONTEXTS_METHODS),
+      ...bindMethods(refs, BEHAVIOR_REFS_METHODS),
     },
     routes: async (app) => app.register(behaviorRoutes, { behavior, predictor, profiler, context, contacts, monitor, tenancy: deps.tenancy, extractPerMinute: config.patternExtractPerMinute }),
     schemas: [PatternMetaSchema, PatternRecordSchema, PredictedEventSchema, TargetPredictionSchema, ProfileSchema, BundleSchema, ContactContextSchema, TickReportSchema, MonitorStatusSchema],

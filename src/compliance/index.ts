@@ -11,7 +11,10 @@ import { packRoutes } from './packs.js';
 import { complianceRoutes } from './routes.js';
 import { ComplianceService } from './service.js';
 
-export type ComplianceApi = Pick<ComplianceService, 'hardDelete' | 'exportScope' | 'exportJson' | 'audit'> & {
+/** The face's methods, named once: its api type and its bound api both read them. */
+const COMPLIANCE_SERVICE_METHODS = ['hardDelete', 'exportScope', 'exportJson', 'audit'] as const;
+
+export type ComplianceApi = Pick<ComplianceService, (typeof COMPLIANCE_SERVICE_METHODS)[number]> & {
   /** Resolves once every audited call so far is written with its outcome. */
   auditSettled(): Promise<void>;
 };
@@ -31,7 +34,7 @@ export function createComplianceModule(
   if (auditLog) deps.tenancy.onAudit((record) => auditLog.begin(record));
   return {
     name: 'compliance',
-    api: { ...bindMethods(compliance, ['hardDelete', 'exportScope', 'exportJson', 'audit']), auditSettled: async () => auditLog?.settled() },
+    api: { ...bindMethods(compliance, COMPLIANCE_SERVICE_METHODS), auditSettled: async () => auditLog?.settled() },
     routes: async (app) => {
       await app.register(complianceRoutes, { compliance });
       await app.register(packRoutes, { packs: modules.flatMap((m) => m.packs ?? []), tenancy: deps.tenancy });

@@ -21,7 +21,11 @@ export type DiscoveryJobs = {
   'discovery.discover': { payload: { projectId: string; body: DiscoverBody }; result: DiscoverResponse };
 };
 
-export type DiscoveryApi = Pick<FeatureStore, 'refresh' | 'all'> & Pick<Cohorts, 'cohort' | 'predict'> & { discover(projectId: string, body: DiscoverBody): Promise<DiscoverResponse> };
+/** The face's methods, named once: its api type and its bound api both read them. */
+const FEATURE_STORE_METHODS = ['refresh', 'all'] as const;
+const COHORTS_METHODS = ['cohort', 'predict'] as const;
+
+export type DiscoveryApi = Pick<FeatureStore, (typeof FEATURE_STORE_METHODS)[number]> & Pick<Cohorts, (typeof COHORTS_METHODS)[number]> & { discover(projectId: string, body: DiscoverBody): Promise<DiscoverResponse> };
 
 export function createDiscoveryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
@@ -55,7 +59,7 @@ export function createDiscoveryModule(
   };
   return {
     name: 'discovery',
-    api: { ...bindMethods(features, ['refresh', 'all']), ...bindMethods(cohorts, ['cohort', 'predict']), discover },
+    api: { ...bindMethods(features, FEATURE_STORE_METHODS), ...bindMethods(cohorts, COHORTS_METHODS), discover },
     routes: async (app) => app.register(discoveryRoutes, { discover, cohorts }),
     schemas: [BehaviorSchema, CohortMemberSchema],
     jobs,

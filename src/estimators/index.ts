@@ -9,13 +9,16 @@ import { Estimators } from './service.js';
 
 export type { BiomarkerReading, Birth, HealthMemory, SubjectHealth } from './readings.js';
 
-export type EstimatorsApi = Pick<Estimators, 'estimate' | 'subjectHealth' | 'projectHealth'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const ESTIMATORS_METHODS = ['estimate', 'subjectHealth', 'projectHealth'] as const;
+
+export type EstimatorsApi = Pick<Estimators, (typeof ESTIMATORS_METHODS)[number]>;
 
 export function createEstimatorsModule(deps: { memory: Pick<MemoryApi, 'list' | 'save'>; typed: Pick<TypedApi, 'listObservations' | 'listAttributes'> }): DomainModule<EstimatorsApi> {
   const estimators = new Estimators(deps.memory, deps.typed);
   return {
     name: 'estimators',
-    api: bindMethods(estimators, ['estimate', 'subjectHealth', 'projectHealth']),
+    api: bindMethods(estimators, ESTIMATORS_METHODS),
     routes: async (app) => app.register(estimatorRoutes, { estimators }),
     schemas: [EstimateSchema],
   };

@@ -9,13 +9,16 @@ import { eventsSubjectData } from './subject-data.js';
 export type { AppendFollowUp, AppendHook, AppendReceipt, DispatchMode, EmitResult } from './service.js';
 export type { EventPage } from './store.js';
 
-export type EventsApi = Pick<EventLog, 'onAppend' | 'appendInTransaction' | 'afterCommit' | 'emit' | 'list' | 'get'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const EVENTS_METHODS = ['onAppend', 'appendInTransaction', 'afterCommit', 'emit', 'list', 'get'] as const;
+
+export type EventsApi = Pick<EventLog, (typeof EVENTS_METHODS)[number]>;
 
 export function createEventsModule(runtime: Pick<Runtime, 'db'>): DomainModule<EventsApi> {
   const events = new EventLog(runtime.db);
   return {
     name: 'events',
-    api: bindMethods(events, ['onAppend', 'appendInTransaction', 'afterCommit', 'emit', 'list', 'get']),
+    api: bindMethods(events, EVENTS_METHODS),
     routes: async (app) => app.register(eventRoutes, { events }),
     subjectData: eventsSubjectData(runtime.db),
   };

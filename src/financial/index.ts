@@ -10,7 +10,10 @@ import { FINANCIAL_MANIFEST, financialRoutes } from './routes.js';
 import { FinancialPack } from './service.js';
 import { SUBJECT_CALLS } from './store.js';
 
-export type FinancialApi = Pick<FinancialPack, 'profile' | 'predict' | 'reconcile' | 'calibration'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const FINANCIAL_METHODS = ['profile', 'predict', 'reconcile', 'calibration'] as const;
+
+export type FinancialApi = Pick<FinancialPack, (typeof FINANCIAL_METHODS)[number]>;
 
 export function createFinancialModule(runtime: Pick<Runtime, 'config' | 'db'>, deps: { memory: Pick<MemoryApi, 'list'> }): DomainModule<FinancialApi> {
   const financial = new FinancialPack(runtime.db, deps.memory);
@@ -18,7 +21,7 @@ export function createFinancialModule(runtime: Pick<Runtime, 'config' | 'db'>, d
   const { db } = runtime;
   return {
     name: 'financial',
-    api: bindMethods(financial, ['profile', 'predict', 'reconcile', 'calibration']),
+    api: bindMethods(financial, FINANCIAL_METHODS),
     routes: async (app) => app.register(financialRoutes, { financial, loaded }),
     packs: loaded ? [FINANCIAL_MANIFEST] : [],
     subjectData: {

@@ -16,9 +16,14 @@ import { graphSubjectData } from './subject-data.js';
 
 export type { GraphJobs } from './extraction.js';
 
-export type GraphApi = Pick<GraphService, 'createEntity' | 'createEdge' | 'retireEdge' | 'retireEntity' | 'mergeEntity' | 'traverse' | 'query' | 'stats' | 'setExtraction'> &
-  Pick<GraphExtraction, 'backfill' | 'sweep' | 'pending' | 'commit'> &
-  Pick<GraphRecall, 'prefetch' | 'bonus' | 'onboarding'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const GRAPH_SERVICE_METHODS = ['createEntity', 'createEdge', 'retireEdge', 'retireEntity', 'mergeEntity', 'traverse', 'query', 'stats', 'setExtraction'] as const;
+const GRAPH_EXTRACTION_METHODS = ['backfill', 'sweep', 'pending', 'commit'] as const;
+const GRAPH_RECALL_METHODS = ['prefetch', 'bonus', 'onboarding'] as const;
+
+export type GraphApi = Pick<GraphService, (typeof GRAPH_SERVICE_METHODS)[number]> &
+  Pick<GraphExtraction, (typeof GRAPH_EXTRACTION_METHODS)[number]> &
+  Pick<GraphRecall, (typeof GRAPH_RECALL_METHODS)[number]>;
 
 export function createGraphModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'pool'>,
@@ -35,9 +40,9 @@ export function createGraphModule(
   return {
     name: 'graph',
     api: {
-      ...bindMethods(graph, ['createEntity', 'createEdge', 'retireEdge', 'retireEntity', 'mergeEntity', 'traverse', 'query', 'stats', 'setExtraction']),
-      ...bindMethods(extraction, ['backfill', 'sweep', 'pending', 'commit']),
-      ...bindMethods(recall, ['prefetch', 'bonus', 'onboarding']),
+      ...bindMethods(graph, GRAPH_SERVICE_METHODS),
+      ...bindMethods(extraction, GRAPH_EXTRACTION_METHODS),
+      ...bindMethods(recall, GRAPH_RECALL_METHODS),
     },
     routes: async (app) => app.register(graphRoutes, { graph, extraction, recall }),
     schemas: [EntitySchema, EdgeSchema, TraversalEdgeSchema],

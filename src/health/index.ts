@@ -6,7 +6,10 @@ import type { Runtime } from '../platform/runtime.js';
 import { HEALTHCARE_MANIFEST, healthRoutes } from './routes.js';
 import { HealthPack } from './service.js';
 
-export type HealthApi = Pick<HealthPack, 'profile' | 'cohortRisk'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const HEALTH_METHODS = ['profile', 'cohortRisk'] as const;
+
+export type HealthApi = Pick<HealthPack, (typeof HEALTH_METHODS)[number]>;
 
 export function createHealthModule(
   runtime: Pick<Runtime, 'config'>,
@@ -16,7 +19,7 @@ export function createHealthModule(
   const loaded = runtime.config.packs.includes('healthcare');
   return {
     name: 'health',
-    api: bindMethods(health, ['profile', 'cohortRisk']),
+    api: bindMethods(health, HEALTH_METHODS),
     routes: async (app) => app.register(healthRoutes, { health, loaded }),
     packs: loaded ? [HEALTHCARE_MANIFEST] : [],
   };

@@ -10,7 +10,10 @@ import { DecisionRecordSchema, RefUpdateSchema } from './schemas.js';
 import { LearningService } from './service.js';
 import { learningSubjectData } from './subject-data.js';
 
-export type LearningApi = Pick<LearningService, 'recordDecision' | 'recordOutcome' | 'listOutcomes' | 'effectiveness' | 'calibration'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const LEARNING_METHODS = ['recordDecision', 'recordOutcome', 'listOutcomes', 'effectiveness', 'calibration'] as const;
+
+export type LearningApi = Pick<LearningService, (typeof LEARNING_METHODS)[number]>;
 
 export function createLearningModule(
   runtime: Pick<Runtime, 'db'>,
@@ -23,7 +26,7 @@ export function createLearningModule(
   const learning = new LearningService(runtime.db, deps);
   return {
     name: 'learning',
-    api: bindMethods(learning, ['recordDecision', 'recordOutcome', 'listOutcomes', 'effectiveness', 'calibration']),
+    api: bindMethods(learning, LEARNING_METHODS),
     routes: async (app) => app.register(learningRoutes, { learning }),
     schemas: [DecisionRecordSchema, RefUpdateSchema],
     subjectData: learningSubjectData(runtime.db),

@@ -11,7 +11,10 @@ import { MediaService } from './service.js';
 import { blobReferenced } from './store.js';
 import { mediaSubjectData } from './subject-data.js';
 
-export type MediaApi = Pick<MediaService, 'attach' | 'ingest'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const MEDIA_METHODS = ['attach', 'ingest'] as const;
+
+export type MediaApi = Pick<MediaService, (typeof MEDIA_METHODS)[number]>;
 
 export function createMediaModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'gateway' | 'log'>,
@@ -25,7 +28,7 @@ export function createMediaModule(
   );
   return {
     name: 'media',
-    api: bindMethods(media, ['attach', 'ingest']),
+    api: bindMethods(media, MEDIA_METHODS),
     routes: async (app) => app.register(mediaRoutes, { media, maxBytes: config.mediaMaxBytes }),
     subjectData: mediaSubjectData(runtime.db, blobs, runtime.log),
   };

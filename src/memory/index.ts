@@ -54,6 +54,12 @@ export type ProjectIndexJobs = {
 
 export type MemoryJobs = EmbeddingJobs & CurationJobs & ObserveJobs & ProjectIndexJobs;
 
+/** The face's methods, named once: its api type and its bound api both read them. */
+const MEMORY_SERVICE_METHODS = ['save', 'saveMany', 'saveInTransaction', 'confidences', 'upsertKeyed', 'afterKeyedCommit', 'get', 'getMany', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings'] as const;
+const MEMORY_SEARCH_METHODS = ['search', 'setGraphBonus'] as const;
+const MEMORY_OBSERVER_METHODS = ['observe'] as const;
+const MEMORY_CURATION_METHODS = ['dedup', 'consolidate', 'consolidateAll'] as const;
+
 export type MemoryApi = {
   /** The memories a subject's export or erase covers: its own and those derived from them (compliance). */
   subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
@@ -63,10 +69,10 @@ export type MemoryApi = {
   lockKeyed(q: Queryable, projectId: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
   /** Revises keyed memories' confidence and metadata keys in place (only while metadata[key] equals a value, with onlyIf); answers how many changed. */
   patchKeyed(q: Queryable, projectId: string, patches: readonly KeyedPatch[], onlyIf?: { key: string; equals: string }): Promise<number>;
-} & Pick<MemoryService, 'save' | 'saveMany' | 'saveInTransaction' | 'confidences' | 'upsertKeyed' | 'afterKeyedCommit' | 'get' | 'getMany' | 'list' | 'recall' | 'supersede' | 'stats' | 'backfillEmbeddings'> &
-  Pick<MemorySearch, 'search' | 'setGraphBonus'> &
-  Pick<MemoryObserver, 'observe'> &
-  Pick<MemoryCuration, 'dedup' | 'consolidate' | 'consolidateAll'>;
+} & Pick<MemoryService, (typeof MEMORY_SERVICE_METHODS)[number]> &
+  Pick<MemorySearch, (typeof MEMORY_SEARCH_METHODS)[number]> &
+  Pick<MemoryObserver, (typeof MEMORY_OBSERVER_METHODS)[number]> &
+  Pick<MemoryCuration, (typeof MEMORY_CURATION_METHODS)[number]>;
 
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it, and builds the HNSW index), then builds memory. */
 export async function createMemoryModule(
@@ -112,10 +118,10 @@ export async function createMemoryModule(
   return {
     name: 'memory',
     api: {
-      ...bindMethods(memory, ['save', 'saveMany', 'saveInTransaction', 'confidences', 'upsertKeyed', 'afterKeyedCommit', 'get', 'getMany', 'list', 'recall', 'supersede', 'stats', 'backfillEmbeddings']),
-      ...bindMethods(search, ['search', 'setGraphBonus']),
-      ...bindMethods(observer, ['observe']),
-      ...bindMethods(curation, ['dedup', 'consolidate', 'consolidateAll']),
+      ...bindMethods(memory, MEMORY_SERVICE_METHODS),
+      ...bindMethods(search, MEMORY_SEARCH_METHODS),
+      ...bindMethods(observer, MEMORY_OBSERVER_METHODS),
+      ...bindMethods(curation, MEMORY_CURATION_METHODS),
       subjectMemoryIds: (q, projectId, subject) => subjectMemoryIds(q, projectId, subject.kind, subject.externalId),
       maintainVectorIndexes: () => indexes.maintain(),
       lockKeyed: (q, projectId, ids) => lockKeyedMemories(q, projectId, ids),

@@ -10,7 +10,10 @@ import { ProjectOverviewService } from './service.js';
 
 export type { ProjectOverview } from './schemas.js';
 
-export type ProjectApi = Pick<ProjectOverviewService, 'overview'>;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const PROJECT_METHODS = ['overview'] as const;
+
+export type ProjectApi = Pick<ProjectOverviewService, (typeof PROJECT_METHODS)[number]>;
 
 export function createProjectModule(
   runtime: Pick<Runtime, 'queue'>,
@@ -20,7 +23,7 @@ export function createProjectModule(
   const overview = new ProjectOverviewService(deps.tenancy, { 'active-triggers': (projectId) => deps.alerts.countActive(projectId) }, runtime.queue, modules);
   return {
     name: 'project',
-    api: bindMethods(overview, ['overview']),
+    api: bindMethods(overview, PROJECT_METHODS),
     routes: async (app) => app.register(projectRoutes, { overview }),
   };
 }

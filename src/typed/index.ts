@@ -14,10 +14,10 @@ import { typedSubjectData } from './subject-data.js';
 
 export type { TypedJobs } from './service.js';
 
-export type TypedApi = Pick<
-  TypedService,
-  'defineAttribute' | 'listAttributes' | 'ingest' | 'enqueue' | 'sweepQueued' | 'foldPending' | 'rebuildStaleSeries' | 'listObservations' | 'observationIds' | 'accumulator'
->;
+/** The face's methods, named once: its api type and its bound api both read them. */
+const TYPED_SERVICE_METHODS = ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'foldPending', 'rebuildStaleSeries', 'listObservations', 'observationIds', 'accumulator'] as const;
+
+export type TypedApi = Pick<TypedService, (typeof TYPED_SERVICE_METHODS)[number]>;
 
 export function createTypedModule(
   runtime: Pick<Runtime, 'db' | 'log' | 'queue'>,
@@ -26,7 +26,7 @@ export function createTypedModule(
   const typed = new TypedService(runtime.db, domainQueue<TypedJobs>(runtime.queue, 'typed'), deps.tenancy, deps.events, runtime.log);
   return {
     name: 'typed',
-    api: bindMethods(typed, ['defineAttribute', 'listAttributes', 'ingest', 'enqueue', 'sweepQueued', 'foldPending', 'rebuildStaleSeries', 'listObservations', 'observationIds', 'accumulator']),
+    api: bindMethods(typed, TYPED_SERVICE_METHODS),
     routes: async (app) => app.register(typedRoutes, { typed }),
     jobs: typedJobs(typed),
     // Queued batches whose job was lost (a crash, a queue outage) are enqueued again.
