@@ -2,7 +2,7 @@
 // with the cosine as a guard) is at or above a threshold, within the same partition, end up in one
 // group (single linkage, union-find). Vectors are unit length, so cosine is the dot product; the
 // words are compared only for pairs whose cosine can still reach the threshold. Pure.
-import { cosineFloor, lexicalSimilarity, nearDuplicateSimilarity, normaliseText } from './near-duplicate.js';
+import { comparableWords, cosineFloor, lexicalSimilarity, nearDuplicateSimilarity } from './near-duplicate.js';
 
 export interface DedupInput {
   dimensions: number;
@@ -21,7 +21,7 @@ export function dedupGroups({ dimensions, vectors, texts, partitions, threshold 
   if (vectors.length !== n * dimensions) throw new Error(`expected ${n * dimensions} values, got ${vectors.length}`);
   if (texts.length !== n) throw new Error(`expected ${n} texts, got ${texts.length}`);
   const floor = cosineFloor(threshold);
-  const words = texts.map(normaliseText);
+  const words = texts.map(comparableWords);
   const parent = Int32Array.from({ length: n }, (_, i) => i);
   const find = (i: number): number => {
     while (parent[i] !== i) {

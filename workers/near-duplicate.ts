@@ -47,19 +47,20 @@ const CONTRACTIONS: [RegExp, string][] = [
   [/['’]s\b/g, ''],
 ];
 
-export interface NormalisedText {
+export interface ComparableWords {
   /** Compared as a multiset: content words, negators, "by". */
   words: string[];
   /** Content words and relational words in their order (relational ones flagged). */
   sequence: { word: string; relational: boolean }[];
 }
 
-export function normaliseText(text: string): NormalisedText {
+/** The words two memories are compared by: lower-cased, contractions expanded, function words out, stemmed. */
+export function comparableWords(text: string): ComparableWords {
   let lower = text.normalize('NFKC').toLowerCase();
   for (const [pattern, replacement] of CONTRACTIONS) lower = lower.replace(pattern, replacement);
   const raw = lower.split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
   const words: string[] = [];
-  const sequence: NormalisedText['sequence'] = [];
+  const sequence: ComparableWords['sequence'] = [];
   for (const token of raw) {
     if (RELATIONAL.has(token)) {
       sequence.push({ word: token, relational: true });
@@ -93,14 +94,14 @@ export function wordOverlap(a: readonly string[], b: readonly string[]): number 
  * uses exactly once and both use, the relational ones included (a repeated word, "Dr." twice or
  * "service" twice, would hide a swap). One block move of a phrase breaks at most three.
  */
-export function orderBreakpoints(a: NormalisedText, b: NormalisedText): number {
-  const once = (s: NormalisedText) => {
+export function orderBreakpoints(a: ComparableWords, b: ComparableWords): number {
+  const once = (s: ComparableWords) => {
     const counts = new Map<string, number>();
     for (const t of s.sequence) counts.set(t.word, (counts.get(t.word) ?? 0) + 1);
     return new Set([...counts].filter(([, n]) => n === 1).map(([w]) => w));
   };
   const [onceA, onceB] = [once(a), once(b)];
-  const order = (s: NormalisedText) => ['^', ...s.sequence.map((t) => t.word).filter((w) => onceA.has(w) && onceB.has(w)), '$'];
+  const order = (s: ComparableWords) => ['^', ...s.sequence.map((t) => t.word).filter((w) => onceA.has(w) && onceB.has(w)), '$'];
   const sa = order(a);
   const inB = new Set<string>();
   const sb = order(b);
@@ -111,7 +112,7 @@ export function orderBreakpoints(a: NormalisedText, b: NormalisedText): number {
 }
 
 /** How alike two memories' words are: 1 for the same words in an equivalent order. */
-export function lexicalSimilarity(a: NormalisedText, b: NormalisedText): number {
+export function lexicalSimilarity(a: ComparableWords, b: ComparableWords): number {
   const overlap = wordOverlap(a.words, b.words);
   const swapped = orderBreakpoints(a, b) > 3;
   return overlap ** 3 * (swapped ? NEAR_DUPLICATE.swappedRoles : 1);
@@ -129,7 +130,7 @@ export function cosineFloor(threshold: number): number {
 
 /** The near-duplicate similarity of the least alike pair of a group (1 for one member): a merge is sure of a group only when every pair is a near duplicate. */
 export function weakestPair(members: readonly { vector: Float32Array; content: string }[]): number {
-  const words = members.map((m) => normaliseText(m.content));
+  const words = members.map((m) => comparableWords(m.content));
   let weakest = 1;
   for (let i = 0; i < members.length; i++) {
     for (let j = i + 1; j < members.length; j++) {

@@ -1,11 +1,11 @@
 // The financial pack's answers, field for field the public clients' types/financial.ts, with a few
 // fields of our own (abstentions, holdBand, basisAt, ignoredMemories, betaCoverage, the calibration
 // summary) that a client which does not know them ignores.
-import { Type } from 'typebox';
-import { Nullable, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { Type, type Static } from 'typebox';
+import { Nullable, StringEnum, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 
 const Num = Nullable(Type.Number());
-const Direction = Type.String({ enum: ['buy', 'sell', 'hold'] });
+const Direction = StringEnum(['buy', 'sell', 'hold']);
 
 const IndicatorsSchema = Type.Object({
   ticker: Type.String(),
@@ -29,10 +29,11 @@ const IndicatorsSchema = Type.Object({
   maxDrawdown: Nullable(Type.Number({ description: 'A negative fraction: -0.25 is a 25% fall from a peak' })),
   sharpe: Num,
   beta: Num,
-  betaSource: Type.String({ enum: ['none', 'computed', 'reported'] }),
+  betaSource: StringEnum(['none', 'computed', 'reported']),
   sampleSize: Type.Integer({ description: 'Daily closes recorded' }),
   sourceMemoryIds: Type.Array(Type.String(), { description: 'The memories of the last 200 closes' }),
 });
+export type Indicators = Static<typeof IndicatorsSchema>;
 
 export const FinancialProfileSchema = Type.Object({
   subject: SubjectSchema,

@@ -9,6 +9,7 @@ import type { Db } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
 import * as ind from './indicators.js';
 import { normaliseTicker, readMarket, subjectKey, type Bar, type FinancialMemory, type Holding, type Market } from './market.js';
+import type { Indicators } from './schemas.js';
 import { call, isHit, STRATEGY } from './signals.js';
 import * as store from './store.js';
 
@@ -72,7 +73,7 @@ export class FinancialPack {
     }
   }
 
-  private indicators(market: Market, ticker: string) {
+  private indicators(market: Market, ticker: string): Indicators {
     const bars = market.prices.get(ticker) ?? [];
     const closes = bars.map((b) => b.close);
     const last = bars[bars.length - 1]!;

@@ -116,7 +116,7 @@ export class GraphExtraction {
             ...entities.map((e) =>
               e.type === 'date' ? { name: e.iso!, type: TYPE_OF.date, aliases: [e.name], metadata: { kind: 'date', date: e.iso } } : { name: e.name, type: TYPE_OF[e.type] },
             ),
-            ...knownRows.map((r) => ({ name: r.canonical_name, type: r.type as EntityType })),
+            ...knownRows.map((r) => ({ name: r.canonical_name, type: r.type })),
           ],
           edges: relations.map((r) => ({ subject: r.subject, predicate: r.predicate, object: entities.find((e) => e.name === r.object && e.type === 'date')?.iso ?? r.object, objectIsEntity: true })),
         },

@@ -1,12 +1,13 @@
 // Every knowledge-graph shape (SPEC.md "Entity and edge", "Knowledge graph"; WIRE.md "Knowledge
 // graph"; SDK-WIRE.md 4.3), defined once: validation, types and the OpenAPI come from these.
 import { Type, type Static } from 'typebox';
-import { LimitOffset, Nullable, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { LimitOffset, Nullable, StringEnum, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
 
 export const ENTITY_TYPES = ['person', 'org', 'product', 'location', 'concept', 'event', 'document', 'other'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 export const ENTITY_SCOPES = ['platform', 'project', 'location', 'agent', 'user', 'session'] as const;
+export type EntityScope = (typeof ENTITY_SCOPES)[number];
 /** Single-valued predicates: a new current edge retires the subject's previous one (WIRE.md). */
 export const FUNCTIONAL_PREDICATES = ['works_at', 'lives_in', 'located_in', 'based_in', 'reports_to', 'headquartered_in'] as const;
 
@@ -36,8 +37,8 @@ export const EntitySchema = Type.Object(
     locationId: Type.Null(),
     chatbotId: Nullable(Type.String()),
     chatIdentityId: Nullable(Type.String()),
-    scope: Type.String({ enum: [...ENTITY_SCOPES] }),
-    type: Type.String({ enum: [...ENTITY_TYPES] }),
+    scope: StringEnum(ENTITY_SCOPES),
+    type: StringEnum(ENTITY_TYPES),
     canonicalName: Type.String(),
     aliases: Type.Array(Type.String()),
     description: Nullable(Type.String()),
@@ -95,8 +96,8 @@ export const EdgeParamsSchema = Type.Object({ projectId: ProjectParamsSchema.pro
 
 export const ListEntitiesQuerySchema = Type.Object(
   {
-    type: Type.Optional(Type.String({ enum: [...ENTITY_TYPES] })),
-    scope: Type.Optional(Type.String({ enum: [...ENTITY_SCOPES] })),
+    type: Type.Optional(StringEnum(ENTITY_TYPES)),
+    scope: Type.Optional(StringEnum(ENTITY_SCOPES)),
     search: Type.Optional(Type.String({ maxLength: 300, description: 'Case-insensitive substring of the canonical name or an alias' })),
     includeRetired: Type.Optional(Type.Boolean({ description: 'Also retired and merged entities; default false' })),
     memoryId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the entities this memory mentions (its graph entities)' })),
@@ -108,12 +109,12 @@ export type ListEntitiesQuery = Static<typeof ListEntitiesQuerySchema>;
 
 export const CreateEntityBodySchema = Type.Object(
   {
-    type: Type.String({ enum: [...ENTITY_TYPES] }),
+    type: StringEnum(ENTITY_TYPES),
     canonicalName: NameSchema,
     aliases: Type.Optional(Type.Array(NameSchema, { maxItems: 50 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    scope: Type.Optional(Type.String({ enum: [...ENTITY_SCOPES], description: 'Default project' })),
+    scope: Type.Optional(StringEnum(ENTITY_SCOPES, { description: 'Default project' })),
     subject: Type.Optional(SubjectSchema),
     chatbotId: Type.Optional(Type.String({ maxLength: 256 })),
     chatIdentityId: Type.Optional(Type.String({ maxLength: 256 })),
@@ -181,7 +182,7 @@ export const TraverseBodySchema = Type.Object(
     hops: Type.Optional(Type.Number({ description: 'Default 1, clamped to [1, 3]' })),
     predicates: Type.Optional(Type.Array(PredicateSchema, { maxItems: 50 })),
     asOf: Type.Optional(AsOf),
-    direction: Type.Optional(Type.String({ enum: ['out', 'both'], description: 'out: follow edges from subject to object (default); both: also against them' })),
+    direction: Type.Optional(StringEnum(['out', 'both'], { description: 'out: follow edges from subject to object (default); both: also against them' })),
     limit: Type.Optional(Type.Number({ description: `Edges answered at most; default ${GRAPH_LIMITS.traversal.default}, clamped to [1, ${GRAPH_LIMITS.traversal.max}]` })),
   },
   { additionalProperties: false },

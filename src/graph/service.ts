@@ -15,6 +15,7 @@ import {
   type CreateEntityBody,
   type Edge,
   type Entity,
+  type EntityScope,
   type EntityType,
   type GraphQueryBody,
   type ListEntitiesQuery,
@@ -36,7 +37,7 @@ export interface EntitySpec {
   subject?: Subject;
   description?: string | null;
   metadata?: Record<string, unknown> | null;
-  scope?: string;
+  scope?: EntityScope;
   agentId?: string | null;
   userId?: string | null;
   validFrom?: Date;
@@ -107,7 +108,7 @@ export class GraphService {
   async createEntity(projectId: string, body: CreateEntityBody): Promise<{ entity: Entity; created: boolean }> {
     const { row, created } = await this.db.transaction((tx) =>
       this.resolve(tx, projectId, {
-        type: body.type as EntityType,
+        type: body.type,
         name: body.canonicalName,
         aliases: body.aliases,
         subject: body.subject,

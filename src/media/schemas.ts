@@ -1,6 +1,6 @@
 // Media shapes (SPEC.md "POST /memory/media", "POST /memory/attachments"; SDK-WIRE.md 4.2).
 import { Type, type Static } from 'typebox';
-import { SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { StringEnum, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 
 const Base64 = Type.String({ minLength: 1, description: 'The file, base64 (standard alphabet, padding optional, whitespace ignored)' });
 const MimeType = Type.String({ minLength: 3, maxLength: 200, description: 'As declared; the bytes decide (a type that lies is corrected, or refused when the bytes are no supported type)' });
@@ -38,7 +38,7 @@ export const MediaResultSchema = Type.Object({
   saved: Type.Array(Type.Object({ id: Type.String(), content: Type.String(), kind: Type.String() })),
   candidateCount: Type.Integer(),
   extractedText: Type.String(),
-  modality: Type.String({ enum: ['image', 'audio', 'document'] }),
+  modality: StringEnum(['image', 'audio', 'document']),
   blobUri: Type.String({ description: 'The kept file (blob://local/<project>/<sha256>)' }),
   mimeType: Type.String({ description: 'The type read from the bytes' }),
 });

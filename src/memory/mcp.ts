@@ -8,7 +8,7 @@ import { defineTool, type ToolDefinition } from '../platform/module.js';
 import type { ConversationContexts } from './context/context.js';
 import { FLAG_AFTER, type MemoryFeedback } from './feedback/feedback.js';
 import type { MemoryObserver } from './observe/observe.js';
-import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from './schemas.js';
+import { MEMORY_SCOPES, MEMORY_TYPES } from './schemas.js';
 import { toHitBody } from './search/routes.js';
 import type { MemorySearch } from './search/search.js';
 import type { MemoryService } from './service.js';
@@ -88,14 +88,14 @@ export function memoryTools(services: { memory: MemoryService; search: MemorySea
         ...provenance,
       },
       async run(a, { projectId }) {
-        const memoryType = (a.type ?? a.kind) as MemoryType | undefined;
+        const memoryType = a.type ?? a.kind;
         if (!memoryType) throw new ValidationError('type (or kind) is required');
         const at = a.occurredAt ?? a.validFrom;
         const { memory: saved, created } = await memory.save(projectId, {
           id: a.id,
           content: a.content,
           type: memoryType,
-          scope: a.scope as MemoryScope,
+          scope: a.scope,
           importance: a.importance,
           confidence: a.confidence,
           category: a.category,
@@ -130,12 +130,12 @@ export function memoryTools(services: { memory: MemoryService; search: MemorySea
       },
       async run(a, { projectId }) {
         if (!a.query) {
-          return memory.list(projectId, { scope: a.scope as MemoryScope | undefined, type: a.type, userId: a.userId, agentId: a.agentId, limit: a.limit ?? 20, offset: a.offset ?? 0 });
+          return memory.list(projectId, { scope: a.scope, type: a.type, userId: a.userId, agentId: a.agentId, limit: a.limit ?? 20, offset: a.offset ?? 0 });
         }
         const hits = await search.search(projectId, {
           query: a.query,
-          scope: a.scope as MemoryScope | undefined,
-          type: a.type as MemoryType | undefined,
+          scope: a.scope,
+          type: a.type,
           userId: a.userId,
           agentId: a.agentId,
           asOf: a.asOf === undefined ? undefined : new Date(a.asOf),
@@ -155,7 +155,7 @@ export function memoryTools(services: { memory: MemoryService; search: MemorySea
       permission: 'READ_MEMORY',
       audit: 'read.list',
       inputSchema: { scope: scope.optional(), type: type.optional(), limit: limit(20, 500), offset, ...provenance },
-      run: (a, { projectId }) => memory.list(projectId, { scope: a.scope as MemoryScope | undefined, type: a.type, limit: a.limit ?? 20, offset: a.offset ?? 0 }),
+      run: (a, { projectId }) => memory.list(projectId, { scope: a.scope, type: a.type, limit: a.limit ?? 20, offset: a.offset ?? 0 }),
     }),
 
     defineTool({

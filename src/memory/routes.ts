@@ -14,8 +14,6 @@ import {
   PatchMemoryBodySchema,
   PromoteBodySchema,
   StatsSchema,
-  type MemoryScope,
-  type MemoryType,
 } from './schemas.js';
 import type { MemoryObserver } from './observe/observe.js';
 import type { MemoryService } from './service.js';
@@ -159,9 +157,9 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService; ob
       const { memory: saved, created } = await observer.saveRevising(request.principal.projectId, {
         id: b.id,
         content: b.content,
-        type: (b.type ?? b.kind) as MemoryType | undefined,
-        scope: b.scope as MemoryScope | undefined,
-        status: b.status as 'pending' | 'confirmed' | undefined,
+        type: b.type ?? b.kind,
+        scope: b.scope,
+        status: b.status,
         category: b.category,
         importance: b.importance,
         confidence: b.confidence,
@@ -218,7 +216,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService; ob
       },
     },
     async (request) =>
-      memory.confirm(request.principal.projectId, request.params.memoryId, request.body.status as 'confirmed' | 'rejected', request.principal.keyPrefix),
+      memory.confirm(request.principal.projectId, request.params.memoryId, request.body.status, request.principal.keyPrefix),
   );
 
   app.post(
@@ -234,7 +232,7 @@ export const memoryRoutes: FastifyPluginAsyncTypebox<{ memory: MemoryService; ob
         response: { 200: Type.Ref('Memory') },
       },
     },
-    async (request) => memory.promote(request.principal.projectId, request.params.memoryId, request.body.targetScope as MemoryScope),
+    async (request) => memory.promote(request.principal.projectId, request.params.memoryId, request.body.targetScope),
   );
 
   const deleteSchema = { tags, summary: 'Delete a memory (hard delete)', params: MemoryParamsSchema, response: { 204: Type.Null() } };

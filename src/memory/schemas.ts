@@ -1,6 +1,6 @@
 // Every memory shape, defined once: validation, types and the OpenAPI come from these.
 import { Type, type Static } from 'typebox';
-import { LimitOffset, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
+import { LimitOffset, StringEnum, SubjectSchema, Timestamp } from '../platform/common-schemas.js';
 import { ProjectParamsSchema } from '../platform/project-id.js';
 import { MEMORY_SCOPES, MEMORY_STATUSES, MEMORY_TYPES } from './enums.js';
 import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
@@ -8,9 +8,9 @@ import { BACKFILL_DEFAULT_BATCH, BACKFILL_MAX_BATCH } from './limits.js';
 export { MEMORY_SCOPES, MEMORY_STATUSES, MEMORY_TYPES, REVIEW_REASONS } from './enums.js';
 export type { MemoryScope, MemoryStatus, MemoryType } from './enums.js';
 
-export const MemoryTypeSchema = Type.String({ enum: [...MEMORY_TYPES], description: 'Memory type (also answered as `kind`)' });
-export const MemoryScopeSchema = Type.String({ enum: [...MEMORY_SCOPES], description: 'Visibility scope' });
-export const MemoryStatusSchema = Type.String({ enum: [...MEMORY_STATUSES] });
+export const MemoryTypeSchema = StringEnum(MEMORY_TYPES, { description: 'Memory type (also answered as `kind`)' });
+export const MemoryScopeSchema = StringEnum(MEMORY_SCOPES, { description: 'Visibility scope' });
+export const MemoryStatusSchema = StringEnum(MEMORY_STATUSES);
 
 export const MemorySchema = Type.Object(
   {
@@ -67,7 +67,7 @@ export const CreateMemoryBodySchema = Type.Object(
     type: Type.Optional(MemoryTypeSchema),
     kind: Type.Optional(MemoryTypeSchema),
     scope: Type.Optional(MemoryScopeSchema),
-    status: Type.Optional(Type.String({ enum: ['pending', 'confirmed'], description: 'Default confirmed; pending puts it in the review queue' })),
+    status: Type.Optional(StringEnum(['pending', 'confirmed'], { description: 'Default confirmed; pending puts it in the review queue' })),
     category: Type.Optional(Type.String({ maxLength: 100 })),
     importance: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })),
     confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
@@ -77,7 +77,7 @@ export const CreateMemoryBodySchema = Type.Object(
     chatIdentityId: Type.Optional(Type.String({ maxLength: 256 })),
     sessionKey: Type.Optional(Type.String({ maxLength: 256 })),
     metadata: Type.Optional(MetadataSchema),
-    impact: Type.Optional(Type.String({ enum: ['HIGH', 'LOW'] })),
+    impact: Type.Optional(StringEnum(['HIGH', 'LOW'])),
     validFrom: Type.Optional(Timestamp('Event time; default now')),
     sourceMemoryIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
   },
@@ -89,7 +89,7 @@ export const ListMemoriesQuerySchema = Type.Object(
   {
     type: Type.Optional(MemoryTypeSchema),
     scope: Type.Optional(MemoryScopeSchema),
-    status: Type.Optional(Type.String({ enum: [...MEMORY_STATUSES, 'flagged'], description: 'flagged: confirmed memories flagged for review' })),
+    status: Type.Optional(StringEnum([...MEMORY_STATUSES, 'flagged'], { description: 'flagged: confirmed memories flagged for review' })),
     source: Type.Optional(Type.String()),
     category: Type.Optional(Type.String()),
     chatbotId: Type.Optional(Type.String()),
@@ -120,9 +120,9 @@ export const PatchMemoryBodySchema = Type.Object(
     importance: Type.Optional(Type.Number({ minimum: 0, maximum: 10 })),
     confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     scope: Type.Optional(MemoryScopeSchema),
-    status: Type.Optional(Type.String({ enum: ['pending', 'confirmed', 'rejected'] })),
+    status: Type.Optional(StringEnum(['pending', 'confirmed', 'rejected'])),
     metadata: Type.Optional(Type.Union([MetadataSchema, Type.Null()])),
-    impact: Type.Optional(Type.Union([Type.String({ enum: ['HIGH', 'LOW'] }), Type.Null()])),
+    impact: Type.Optional(Type.Union([StringEnum(['HIGH', 'LOW']), Type.Null()])),
     validFrom: Type.Optional(Timestamp()),
     validTo: Type.Optional(Type.Union([Timestamp(), Type.Null()])),
     ...Object.fromEntries(IMMUTABLE_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'Cannot be changed' }))])),
@@ -133,7 +133,7 @@ export type PatchMemoryBody = Static<typeof PatchMemoryBodySchema>;
 
 export const ConfirmBodySchema = Type.Object(
   {
-    status: Type.String({ enum: ['confirmed', 'rejected'], default: 'confirmed' }),
+    status: StringEnum(['confirmed', 'rejected'], { default: 'confirmed' }),
     comment: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { additionalProperties: false },

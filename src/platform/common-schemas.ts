@@ -1,5 +1,5 @@
 // Shapes shared by several domains.
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchemaOptions, type TUnsafe } from 'typebox';
 import { Value } from 'typebox/value';
 
 /** A subject's bounds, shared by every surface that takes one (REST schemas, MCP tools). */
@@ -25,6 +25,14 @@ export function subjectOf(subject: Subject | undefined, metadata: Record<string,
   const candidate = metadata?.subject;
   return Value.Check(SubjectSchema, candidate) ? { kind: candidate.kind, externalId: candidate.externalId } : undefined;
 }
+
+/**
+ * A string that is one of `values`, typed as their literal union. The JSON schema stays
+ * `{ type: 'string', enum: [...] }`, the form validation and the OpenAPI document have always had:
+ * `Type.Enum` would drop `type`, and a union of literals would become an `anyOf` of one-value enums.
+ */
+export const StringEnum = <const V extends readonly string[]>(values: V, options: TSchemaOptions = {}): TUnsafe<V[number]> =>
+  Type.Unsafe<V[number]>(Type.String({ enum: [...values], ...options }));
 
 /** A schema or null. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -6,14 +6,14 @@
 import type { Subject } from '../../platform/common-schemas.js';
 import type { Queryable } from '../../platform/db.js';
 import { Conditions, iso } from '../../platform/sql.js';
-import type { Entity, EntityType, ListEntitiesQuery } from '../schemas.js';
+import type { Entity, EntityScope, EntityType, ListEntitiesQuery } from '../schemas.js';
 import { validAt } from './edges.js';
 
 export interface EntityRow {
   project_id: string;
   id: string;
-  type: string;
-  scope: string;
+  type: EntityType;
+  scope: EntityScope;
   canonical_name: string;
   aliases: string[];
   description: string | null;
@@ -57,7 +57,7 @@ export const toEntity = (r: EntityRow): Entity => ({
 export interface NewEntity {
   id: string;
   type: EntityType;
-  scope: string;
+  scope: EntityScope;
   canonicalName: string;
   aliases: string[];
   description: string | null;

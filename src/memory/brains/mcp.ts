@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { isStorableTimestamp } from '../../platform/input-guard.js';
 import { defineTool, type ScopedMcpEndpoint } from '../../platform/module.js';
 import type { ConversationContexts } from '../context/context.js';
-import { MEMORY_TYPES, type MemoryType } from '../schemas.js';
+import { MEMORY_TYPES } from '../schemas.js';
 import { toHitBody } from '../search/routes.js';
 import type { MemorySearch } from '../search/search.js';
 import { catalogueEntry, type Brains } from './brains.js';
@@ -51,7 +51,7 @@ export function brainMcpEndpoint(deps: { brains: Pick<Brains, 'readable'>; searc
             (
               await search.search(brain.projectId, {
                 query: a.query,
-                type: a.type as MemoryType | undefined,
+                type: a.type,
                 asOf: a.asOf === undefined ? undefined : new Date(a.asOf),
                 referenceTime: a.referenceTime === undefined ? undefined : new Date(a.referenceTime),
                 minScore: a.minScore,

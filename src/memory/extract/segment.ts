@@ -20,8 +20,11 @@ export function stripEmoji(text: string): string {
   return text.replace(EMOJI, ' ').replace(EMOTICON, ' ');
 }
 
-/** Punctuation and whitespace made uniform, so cues and hashes see one spelling. */
-export function normaliseText(text: string): string {
+/**
+ * The text with its typography made uniform (NFC, emoji and emoticons out, curly quotes straight,
+ * whitespace collapsed), so cues and hashes see one spelling. The words themselves are kept.
+ */
+export function tidyTypography(text: string): string {
   return stripEmoji(text.normalize('NFC'))
     .replace(/[’‘ʼ`´]/g, "'")
     .replace(/[“”„]/g, '"')
@@ -32,11 +35,11 @@ export function normaliseText(text: string): string {
 function procedureFrom(heading: string | undefined, steps: string[]): string {
   // Steps run on after the heading, so each starts lower-case (unless it opens with an acronym).
   const body = steps
-    .map((s) => normaliseText(s).replace(/[\s.;,!]+$/, ''))
+    .map((s) => tidyTypography(s).replace(/[\s.;,!]+$/, ''))
     .filter(Boolean)
     .map((s) => (/^\p{Lu}\p{Ll}/u.test(s) ? s.charAt(0).toLowerCase() + s.slice(1) : s))
     .join('; ');
-  return heading ? `${normaliseText(heading).replace(/:\s*$/, '')}: ${body}` : body;
+  return heading ? `${tidyTypography(heading).replace(/:\s*$/, '')}: ${body}` : body;
 }
 
 const STEPS_HEADING = /\b(?:how|steps?|recipe|routine|process|instructions?|procedure|method|checklist|to [a-z]+)\b/i;
@@ -127,7 +130,7 @@ const TRAILING = /[\s,.!]+(?:lol|lmao|ha(?:ha)+|he(?:he)+|(?:thanks|thank you)(?
 
 /** The statement without the pleasantries around it; may be empty (the whole thing was filler). */
 export function stripPleasantries(text: string): string {
-  let s = normaliseText(text);
+  let s = tidyTypography(text);
   for (let guard = 0; guard < 12; guard++) {
     const before = s;
     s = s.replace(LEADING_SPACED, '').replace(LEADING_PUNCTUATED, '').replace(LEADING_CONNECTIVE, '').replace(LEADING_LABEL, '').replace(TRAILING, '').trim();
@@ -138,7 +141,7 @@ export function stripPleasantries(text: string): string {
 
 /** Final form of stored content: capitalised, lone "i" fixed, closed with punctuation. */
 export function finishContent(text: string): string {
-  let s = normaliseText(text)
+  let s = tidyTypography(text)
     .replace(/\bi(?=(?:'m|'ve|'d|'ll)?\b)(?!\.e\.)/g, 'I')
     .replace(/^[\s,;:\-–—]+|[\s,;:\-–—]+$/g, '');
   if (/^\p{Ll}/u.test(s) && !/^\p{Ll}\p{Lu}/u.test(s)) s = s.charAt(0).toUpperCase() + s.slice(1);

@@ -7,7 +7,7 @@ import { subjectOf, type Subject } from '../../platform/common-schemas.js';
 import { KeyedLock } from '../../platform/concurrency.js';
 import type { Db } from '../../platform/db.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
-import { lexicalSimilarity, normaliseText, type NormalisedText } from '../../../workers/near-duplicate.js';
+import { comparableWords, lexicalSimilarity, type ComparableWords } from '../../../workers/near-duplicate.js';
 import { extractCandidates } from '../extract/extract.js';
 import type { ModelPass } from './model-pass.js';
 import { findSlotHolders, findWordNeighbours } from '../store.js';
@@ -101,8 +101,8 @@ export class MemoryObserver {
     const heuristic = extractCandidates(input.text, { role, now: occurredAt, thirdParty: subject !== undefined && subject.kind !== 'user' });
     // The model's facts join the heuristic's, except those that say the same words.
     const fromModel = ((await this.modelPass?.candidates(projectId, input.text, role)) ?? []).filter((m) => {
-      const words = normaliseText(m.content);
-      return !heuristic.candidates.some((c) => lexicalSimilarity(words, normaliseText(c.content)) >= MODEL_REPEAT);
+      const words = comparableWords(m.content);
+      return !heuristic.candidates.some((c) => lexicalSimilarity(words, comparableWords(c.content)) >= MODEL_REPEAT);
     });
     const modelMade = new Set<object>(fromModel);
     const extracted = { candidates: [...heuristic.candidates, ...fromModel], candidateCount: heuristic.candidateCount + fromModel.length };
@@ -118,7 +118,7 @@ export class MemoryObserver {
         projectId,
         candidates.map((c) => ({
           content: c.content,
-          type: input.type ?? (c.type as MemoryType),
+          type: input.type ?? c.type,
           scope,
           importance: input.importance ?? c.importance,
           confidence: c.confidence,
@@ -181,8 +181,8 @@ export class MemoryObserver {
   private async revise(projectId: string, memory: Memory, slot: string, scope: MemoryScope, subject: Subject | undefined, options: { restatementsKept?: boolean } = {}): Promise<string[]> {
     let holders = await findSlotHolders(this.db, projectId, { slot, scope, subject, excludeId: memory.id });
     if (options.restatementsKept && holders.length > 0) {
-      const words = normaliseText(memory.content);
-      const restated = new Set((await this.memory.getMany(projectId, holders.map((m) => m.id))).filter((m) => lexicalSimilarity(words, normaliseText(m.content)) === 1).map((m) => m.id));
+      const words = comparableWords(memory.content);
+      const restated = new Set((await this.memory.getMany(projectId, holders.map((m) => m.id))).filter((m) => lexicalSimilarity(words, comparableWords(m.content)) === 1).map((m) => m.id));
       holders = holders.filter((m) => !restated.has(m.id));
     }
     const since = Date.parse(memory.validFrom);
@@ -207,13 +207,13 @@ export class MemoryObserver {
    * aside; near-duplicate.ts). Exact repeats are caught again by the content hash on save.
    */
   private async withoutRepeats<C extends { content: string }>(projectId: string, candidates: readonly C[], scope: MemoryScope, subject: Subject | undefined): Promise<C[]> {
-    const kept: { candidate: C; words: NormalisedText }[] = [];
+    const kept: { candidate: C; words: ComparableWords }[] = [];
     for (const candidate of candidates) {
-      const words = normaliseText(candidate.content);
+      const words = comparableWords(candidate.content);
       // A repeat within the same turn is dropped too (checked first: no query needed).
       if (kept.some((k) => lexicalSimilarity(words, k.words) === 1)) continue;
       const neighbours = await findWordNeighbours(this.db, projectId, { text: candidate.content, scope, subject, limit: REPEAT_NEIGHBOURS });
-      if (!neighbours.some((n) => lexicalSimilarity(words, normaliseText(n.content)) === 1)) kept.push({ candidate, words });
+      if (!neighbours.some((n) => lexicalSimilarity(words, comparableWords(n.content)) === 1)) kept.push({ candidate, words });
     }
     return kept.map((k) => k.candidate);
   }

@@ -1,39 +1,8 @@
 // POST /memory/observe: the REST twin of the MCP memory_observe tool.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
 import { ValidationError } from '../../platform/errors.js';
 import type { MemoryObserver } from './observe.js';
-import { MemoryScopeSchema, MemoryTypeSchema, type MemoryScope, type MemoryType } from '../schemas.js';
-
-const Text = Type.String({ minLength: 1, maxLength: 20_000 });
-
-export const ObserveBodySchema = Type.Object(
-  {
-    text: Type.Optional(Text),
-    content: Type.Optional({ ...Text, description: 'Alias of text' }),
-    role: Type.Optional(Type.String({ enum: ['user', 'assistant', 'system'], default: 'user' })),
-    subject: Type.Optional(SubjectSchema),
-    userId: Type.Optional(Type.String({ maxLength: 256, description: 'The end user; the subject is { kind: user, externalId: userId } when no subject is given' })),
-    agentId: Type.Optional(Type.String({ maxLength: 256 })),
-    sessionId: Type.Optional(Type.String({ maxLength: 256 })),
-    occurredAt: Type.Optional(Timestamp('When the turn happened; relative dates are read from it. Default now')),
-    activityType: Type.Optional(Type.String({ maxLength: 100, description: 'Stored as metadata.eventType' })),
-    type: Type.Optional({ ...MemoryTypeSchema, description: "Overrides the extractor's classification" }),
-    scope: Type.Optional(MemoryScopeSchema),
-    importance: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: "Overrides the extractor's importance" })),
-    category: Type.Optional(Type.String({ maxLength: 100 })),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { additionalProperties: false },
-);
-
-export const ObserveResultSchema = Type.Object({
-  saved: Type.Array(Type.Ref('Memory'), { description: 'Memories created by this call; empty for filler or for what was already known' }),
-  candidateCount: Type.Integer({ description: 'Statements considered after splitting the text' }),
-  supersededIds: Type.Array(Type.String(), { description: 'Memories retired by a newer value of the same fact' }),
-  queued: Type.Optional(Type.Object({ jobId: Type.String() }, { description: 'Present when extraction runs in a job (async buffer)' })),
-});
+import { ObserveBodySchema, ObserveResultSchema } from './schemas.js';
 
 export const observeRoutes: FastifyPluginAsyncTypebox<{ observer: MemoryObserver }> = async (app, { observer }) => {
   app.post(
@@ -58,15 +27,15 @@ export const observeRoutes: FastifyPluginAsyncTypebox<{ observer: MemoryObserver
       if (text === undefined) throw new ValidationError('body.text is required', { errors: [{ path: 'body.text', message: 'is required' }] });
       return observer.observe(request.principal.projectId, {
         text,
-        role: b.role as 'user' | 'assistant' | 'system' | undefined,
+        role: b.role,
         subject: b.subject,
         userId: b.userId,
         agentId: b.agentId,
         sessionId: b.sessionId,
         occurredAt: b.occurredAt === undefined ? undefined : new Date(b.occurredAt),
         activityType: b.activityType,
-        type: b.type as MemoryType | undefined,
-        scope: b.scope as MemoryScope | undefined,
+        type: b.type,
+        scope: b.scope,
         importance: b.importance,
         category: b.category,
         metadata: b.metadata,

@@ -4,7 +4,7 @@
 // same words, by the near-duplicate lexical measure, or the same text) or another of this run, or
 // passes maxInsights is skipped with the reason. dryRun previews without saving. Behind
 // MEMORY_REFLECTION_ENABLED and a configured gateway; each refuses clearly when off.
-import { lexicalSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
+import { comparableWords, lexicalSimilarity } from '../../../workers/near-duplicate.js';
 import { clampTo } from '../../platform/common-schemas.js';
 import { NotConfiguredError } from '../../platform/errors.js';
 import type { ModelGateway } from '../../platform/gateway.js';
@@ -103,7 +103,7 @@ export class MemoryReflection {
     const given = new Set(sources.map((m) => m.id));
     const kept: { content: string; sourceMemoryIds: string[]; confidence: number }[] = [];
     const skipped: { content: string; reason: string }[] = [];
-    const earlier = existing.map((m) => ({ id: m.id, text: normaliseText(m.content) }));
+    const earlier = existing.map((m) => ({ id: m.id, text: comparableWords(m.content) }));
     const proposals = Array.isArray((result.json as { insights?: unknown } | undefined)?.insights) ? (result.json as { insights: unknown[] }).insights : [];
     for (const raw of proposals) {
       const p = raw as { content?: unknown; sourceIds?: unknown; confidence?: unknown };
@@ -117,13 +117,13 @@ export class MemoryReflection {
         skipped.push({ content, reason: 'cites none of the memories it was given' });
         continue;
       }
-      const words = normaliseText(content);
+      const words = comparableWords(content);
       const twin = earlier.find((e) => lexicalSimilarity(words, e.text) >= DUPLICATE_LEXICAL);
       if (twin) {
         skipped.push({ content, reason: `repeats the existing insight ${twin.id}` });
         continue;
       }
-      if (kept.some((k) => lexicalSimilarity(words, normaliseText(k.content)) >= DUPLICATE_LEXICAL)) {
+      if (kept.some((k) => lexicalSimilarity(words, comparableWords(k.content)) >= DUPLICATE_LEXICAL)) {
         skipped.push({ content, reason: 'repeats another insight of this run' });
         continue;
       }

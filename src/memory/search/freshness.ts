@@ -18,7 +18,7 @@
 // query that names a span of time ("what plan was I on in March") asks for the value then, not the
 // newest: the search leaves newer first out for it. The older one's score is lowered to just under
 // the newer's; a memory already below keeps its score.
-import { normaliseText, wordOverlap } from '../../../workers/near-duplicate.js';
+import { comparableWords, wordOverlap } from '../../../workers/near-duplicate.js';
 import type { Memory } from '../schemas.js';
 
 export const FRESHNESS = {
@@ -98,7 +98,7 @@ export function newerFirst(hits: readonly Scored[], window: number): Map<string,
   const wordsOf = (m: Memory) => {
     let w = words.get(m.id);
     if (w === undefined) {
-      const all = m.content.length > FRESHNESS.restatementMaxChars ? [] : normaliseText(m.content).words;
+      const all = m.content.length > FRESHNESS.restatementMaxChars ? [] : comparableWords(m.content).words;
       w = all.length > 0 && all.length <= FRESHNESS.restatementMaxWords ? all : null;
       words.set(m.id, w);
     }

@@ -1,7 +1,6 @@
 // Search routes: the admin semantic search across scopes, and the same search for agents.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { MemoryScope, MemoryType } from '../schemas.js';
 import type { MemorySearch, SearchHit } from './search.js';
 import type { Brains } from '../brains/brains.js';
 import { SearchBodySchema, SearchHitSchema, type SearchBody } from './schemas.js';
@@ -9,9 +8,9 @@ import { SearchBodySchema, SearchHitSchema, type SearchBody } from './schemas.js
 export function toSearchInput(b: SearchBody) {
   return {
     query: b.query,
-    scope: b.scope as MemoryScope | undefined,
-    scopes: b.scopes as MemoryScope[] | undefined,
-    type: b.type as MemoryType | undefined,
+    scope: b.scope,
+    scopes: b.scopes,
+    type: b.type,
     status: b.status,
     category: b.category,
     subject: b.subject,

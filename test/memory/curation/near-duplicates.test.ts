@@ -4,7 +4,7 @@
 // of what it already knows as a repeat.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEDUP_DEFAULTS } from '../../../src/memory/curation/curation.js';
-import { lexicalSimilarity, nearDuplicateSimilarity, normaliseText } from '../../../workers/near-duplicate.js';
+import { comparableWords, lexicalSimilarity, nearDuplicateSimilarity } from '../../../workers/near-duplicate.js';
 import { createHarness, type Harness } from '../../helpers/harness.js';
 import { NEAR_DUPLICATE_PAIRS, type NearDuplicatePair } from './near-duplicate-pairs.js';
 
@@ -24,7 +24,7 @@ describe('near-duplicates on the labelled set', () => {
     const vectors = await h.apis.embeddings.embed(NEAR_DUPLICATE_PAIRS.flatMap((p) => [p.a, p.b]));
     similarities = NEAR_DUPLICATE_PAIRS.map((pair, i) => ({
       pair,
-      similarity: nearDuplicateSimilarity(dot(vectors[2 * i]!, vectors[2 * i + 1]!), lexicalSimilarity(normaliseText(pair.a), normaliseText(pair.b))),
+      similarity: nearDuplicateSimilarity(dot(vectors[2 * i]!, vectors[2 * i + 1]!), lexicalSimilarity(comparableWords(pair.a), comparableWords(pair.b))),
     }));
   });
   afterAll(() => h?.close());
