@@ -8,8 +8,8 @@
 // a cached model older than its freshness is answered while the job refits it. A BG/NBD fit that
 // does not exist yet is not waited for either (a caller may ask for any activity type and
 // lookback): the caller answers from the subject's own rate meanwhile, and says so. The RFM cut
-// points, one set per project, are computed on the first profile's path, and on every profile's path
-// while they cover fewer than RFM_CACHED_FROM subjects.
+// points, one set per project, are computed on the first profile's path, and again on a profile's
+// path whenever a subject has arrived since, while they cover fewer than RFM_CACHED_FROM subjects.
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../platform/db.js';
@@ -29,7 +29,7 @@ export const BGNBD_MIN_SUBJECTS = 50;
 const BGNBD_FRESH_MS = 6 * HOUR_MS;
 /** RFM cut points older than this are recomputed in the background. */
 const RFM_FRESH_MS = HOUR_MS;
-/** A project's RFM cut points are cached once they cover this many subjects; below, computed on every read. */
+/** A project's RFM cut points are cached once they cover this many subjects; below, a new subject refits them on read. */
 export const RFM_CACHED_FROM = 200;
 
 export type ModelKind = 'bgnbd' | 'rfm';
@@ -79,16 +79,15 @@ export class ProjectModels {
   async rfm(projectId: string, lookbackDays: number, now: Date): Promise<CachedModel<RfmModel>> {
     const key = String(lookbackDays);
     const stored = await readModel<RfmModel>(this.db, projectId, 'rfm', key);
-    // Cut points over a handful of subjects say little about the next one (the first profile of a
-    // new project would score every later subject against itself for an hour): a small project's
-    // cut points are computed on read, its activity being small enough to read each time.
-    if (stored && stored.subjects >= RFM_CACHED_FROM) {
-      if (now.getTime() - stored.fittedAt.getTime() > RFM_FRESH_MS) await this.enqueueFit(projectId, 'rfm', key, stored, now);
-      return stored;
-    }
+    if (stored && now.getTime() - stored.fittedAt.getTime() > RFM_FRESH_MS) await this.enqueueFit(projectId, 'rfm', key, stored, now);
+    if (stored && stored.subjects >= RFM_CACHED_FROM) return stored;
+    // Cut points over a handful of subjects say little about the next one: while the fit covers few,
+    // a subject's arrival refits them at once (the first profile of a new project would otherwise
+    // score every later subject against itself for an hour). Time alone refits them only as a large
+    // project's are (the hourly job), so subjects who go quiet score lower against them meanwhile.
     let first = this.firstRfm.get(projectId);
     if (!first) {
-      first = this.fitRfm(projectId, lookbackDays, now).finally(() => this.firstRfm.delete(projectId));
+      first = this.fitRfm(projectId, lookbackDays, now, stored).finally(() => this.firstRfm.delete(projectId));
       this.firstRfm.set(projectId, first);
     }
     return first;
@@ -134,8 +133,10 @@ export class ProjectModels {
     return { params, subjects: summaries.length, fittedAt: now };
   }
 
-  private async fitRfm(projectId: string, lookbackDays: number, now: Date): Promise<CachedModel<RfmModel>> {
+  /** Fits the cut points now; with `unless`, keeps that fit when it covers as many subjects as there are. */
+  private async fitRfm(projectId: string, lookbackDays: number, now: Date, unless?: CachedModel<RfmModel>): Promise<CachedModel<RfmModel>> {
     const summaries = await summariseProject(this.db, projectId, undefined, new Date(now.getTime() - lookbackDays * DAY_MS), now);
+    if (unless && unless.subjects === summaries.length) return unless;
     const cuts = (values: number[]) => {
       const sorted = values.sort((a, b) => a - b);
       return sorted.length === 0 ? [] : [0.2, 0.4, 0.6, 0.8].map((q) => quantile(sorted, q));
