@@ -263,7 +263,7 @@ export class FinancialPack {
     const count = Math.round(clampTo(options.bucketCount, CALIBRATION.bucketCount));
     const resolved = await store.resolvedCalls(this.db, projectId, options.strategy);
     // The reliability of the strategy asked for; unfiltered, of the strategy calls are made with now.
-    const own = options.strategy !== undefined ? resolved : await store.resolvedCalls(this.db, projectId, STRATEGY);
+    const own = options.strategy !== undefined ? resolved : resolved.filter((r) => r.strategy === STRATEGY);
     const hits = resolved.filter((r) => r.hit).length;
     return {
       buckets: calibrationBuckets(resolved, count),

@@ -79,13 +79,13 @@ export async function pendingCount(db: Queryable, projectId: string): Promise<nu
 }
 
 /** The scored calls' reported confidence and outcome (of one strategy, or all). */
-export async function resolvedCalls(db: Queryable, projectId: string, strategy?: string): Promise<{ structural: number; reported: number; hit: boolean }[]> {
-  const { rows } = await db.query<{ structural_confidence: number; reported_confidence: number; hit: boolean }>(
-    `SELECT structural_confidence, reported_confidence, hit FROM financial_predictions
+export async function resolvedCalls(db: Queryable, projectId: string, strategy?: string): Promise<{ strategy: string; structural: number; reported: number; hit: boolean }[]> {
+  const { rows } = await db.query<{ strategy: string; structural_confidence: number; reported_confidence: number; hit: boolean }>(
+    `SELECT strategy, structural_confidence, reported_confidence, hit FROM financial_predictions
      WHERE project_id = $1 AND resolved_at IS NOT NULL AND ($2::text IS NULL OR strategy = $2)`,
     [projectId, strategy ?? null],
   );
-  return rows.map((r) => ({ structural: Number(r.structural_confidence), reported: Number(r.reported_confidence), hit: r.hit }));
+  return rows.map((r) => ({ strategy: r.strategy, structural: Number(r.structural_confidence), reported: Number(r.reported_confidence), hit: r.hit }));
 }
 
 export const SUBJECT_CALLS: SubjectTable = {
