@@ -41,7 +41,7 @@ function compose(runtime: Runtime) {
     .with('graph', ({ memory, behavior }) => createGraphModule(runtime, { memory, behavior }))
     .with('media', ({ memory, tenancy }) => createMediaModule(runtime, { memory, tenancy }))
     // After every module with subject data: its export and hard delete reach them through their subject hooks.
-    .with('compliance', ({ tenancy, memory }, { modules }) => createComplianceModule(runtime, { tenancy, memory }, modules))
+    .with('compliance', ({ tenancy }, { modules }) => createComplianceModule(runtime, { tenancy }, modules))
     // After every module whose backlog it shows (the console's Project page).
     .with('project', ({ tenancy, alerts }, { modules }) => createProjectModule(runtime, { tenancy, alerts }, modules));
 }

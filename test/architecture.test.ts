@@ -306,6 +306,7 @@ const MIGRATION_OWNERS: Record<string, string> = {
   'migrations/0015_concurrent_writes.sql': 'shared',
   'migrations/0018_word_statistics_slots.sql': 'memory',
   'migrations/0025_read_views.sql': 'shared',
+  'migrations/0026_drop_unread_views.sql': 'shared',
 };
 
 /** Indexes and triggers a domain keeps on another owner's table, each with the reason it is there. */
@@ -386,6 +387,15 @@ describe('table ownership rules, on planted code', () => {
     expect(check('src/alpha/store.ts', "db.query('DELETE FROM memories WHERE id = $1')")).toEqual(["src/alpha/store.ts: write memories (memory's)"]);
     expect(check('src/platform/maintenance.ts', "db.query('SELECT count(*) FROM alpha_items')")).toEqual(["src/platform/maintenance.ts: read alpha_items (alpha's)"]);
     expect(check('src/beta/store.ts', "db.query('SELECT id FROM mystery')")).toEqual(["src/beta/store.ts: read mystery (no owner's)"]);
+  });
+  it("catches another owner's table named to SQL built from parts, in a file with SQL", () => {
+    const built = "const from = (t: string, a: string) => `s JOIN ${t} ${a} ON true`;\n";
+    expect(check('src/beta/store.ts', built + "db.query(`SELECT x FROM ${from('memories', 'm')}`)")).toEqual(["src/beta/store.ts: read memories (memory's)"]);
+    expect(check('src/beta/store.ts', "export const ROWS = { from: 'alpha_items', where: 'project_id = $1' };\ndb.query('SELECT 1 FROM beta_x')")).toEqual(["src/beta/store.ts: read alpha_items (alpha's)"]);
+    // Its own table, a published view, or the word in a file without SQL (a section's name) pass.
+    expect(check('src/alpha/store.ts', "export const ROWS = { from: 'alpha_items' };\ndb.query('SELECT 1 FROM alpha_items')")).toEqual([]);
+    expect(check('src/beta/store.ts', built + "db.query(`SELECT x FROM ${from('alpha_items_read', 'a')}`)")).toEqual([]);
+    expect(check('src/beta/context.ts', "if (include.has('memories')) take('memories');")).toEqual([]);
   });
 });
 

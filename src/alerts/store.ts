@@ -226,8 +226,7 @@ export async function overdueDeliveries(db: Queryable, graceMs: number, limit: n
 /** The subject's fires: those naming it, and those of its events (alerts sit above events). */
 export const SUBJECT_FIRES: SubjectTable = {
   from: 'alert_fires',
-  where: `project_id = $1 AND ((subject_kind = $2 AND subject_external_id = $3)
-    OR event_id IN (SELECT id FROM event_read WHERE project_id = $1 AND subject_kind = $2 AND subject_external_id = $3))`,
+  where: `project_id = $1 AND ((subject_kind = $2 AND subject_external_id = $3) OR event_id = ANY($4::text[]))`,
   key: 'id',
   columns: 'id, alert_rule_id, event_id, subject_kind, subject_external_id, dedupe_key, delivery_results, delivery_pending, fired_at',
 };

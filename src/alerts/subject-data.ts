@@ -7,7 +7,7 @@ import { SUBJECT_FIRES } from './store.js';
 
 export function alertsSubjectData(db: Db): SubjectDataHook {
   return {
-    export: ({ projectId, subject }) => tablePages(db, 'alert_fires', SUBJECT_FIRES, [projectId, subject.kind, subject.externalId]),
-    erase: async (tx, { projectId, subject }) => ({ counts: { alert_fires: await deleteRows(tx, SUBJECT_FIRES, [projectId, subject.kind, subject.externalId]) } }),
+    export: ({ projectId, subject, eventIds }) => tablePages(db, 'alert_fires', SUBJECT_FIRES, [projectId, subject.kind, subject.externalId, eventIds]),
+    erase: async (tx, { projectId, subject, eventIds }) => ({ counts: { alert_fires: await deleteRows(tx, SUBJECT_FIRES, [projectId, subject.kind, subject.externalId, eventIds]) } }),
   };
 }

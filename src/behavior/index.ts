@@ -31,7 +31,7 @@ export type { PatternRecord } from './patterns/schemas.js';
 export type { Profile } from './profile/schemas.js';
 
 /** The face's methods, named once: its api type and its bound api both read them. */
-const BEHAVIOR_SERVICE_METHODS = ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects', 'activePatternsOf'] as const;
+const BEHAVIOR_SERVICE_METHODS = ['extract', 'mineDue', 'projectPatterns', 'getPattern', 'scoreDue', 'activeSubjects', 'activePatternsOf', 'queuedSubjects'] as const;
 const PATTERN_MINER_METHODS = ['onMined'] as const;
 const TARGET_PREDICTOR_METHODS = ['predict'] as const;
 const PROFILER_METHODS = ['profile', 'summaries'] as const;

@@ -93,7 +93,6 @@ export class BehaviorService {
     return { ...tally, durationMs: performance.now() - started, ...(errors.length ? { errors } : {}) };
   }
 
-  /** Mines the subjects the writes queued, once quiet; answers how many. Failed chunks go back on the queue. */
   /** The active patterns of these subjects, most confident first. */
   async activePatternsOf(projectId: string, subjects: readonly Subject[]): Promise<PatternRecord[]> {
     return (await patterns.patternsOf(this.db, projectId, subjects))
@@ -107,6 +106,15 @@ export class BehaviorService {
     return subjectsWithActivity(this.db, projectId, new Date(now.getTime() - windowDays * DAY_MS));
   }
 
+  /**
+   * The project's subjects on the mining queue (activity since they were last mined), with when
+   * their first and latest queued activity arrived: a higher domain's view of what mining owes.
+   */
+  async queuedSubjects(projectId: string): Promise<{ subject: Subject; firstAt: Date; lastAt: Date }[]> {
+    return patterns.queuedSubjects(this.db, projectId);
+  }
+
+  /** Mines the subjects the writes queued, once quiet; answers how many. Failed chunks go back on the queue. */
   async mineDue(now = new Date()): Promise<number> {
     await patterns.compactMiningQueue(this.db);
     const due = await patterns.claimDueSubjects(this.db, new Date(now.getTime() - this.config.miningDebounceMs), new Date(now.getTime() - this.config.miningMaxWaitMs), DUE_BATCH);

@@ -3,11 +3,12 @@
 // activity is memories and events.
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteRows, tablePages } from '../platform/subject-data.js';
+import { deleteRows, subjectKeys, tablePages } from '../platform/subject-data.js';
 import { SUBJECT_MINING_QUEUE, SUBJECT_PREDICTIONS } from './predict/store.js';
 
 export function behaviorSubjectData(db: Db): SubjectDataHook {
   return {
+    ids: async (q, projectId, subject) => ({ predictionIds: await subjectKeys(q, SUBJECT_PREDICTIONS, [projectId, subject.kind, subject.externalId]) }),
     export: ({ projectId, subject }) => tablePages(db, 'predictions', SUBJECT_PREDICTIONS, [projectId, subject.kind, subject.externalId]),
     async erase(tx, { projectId, subject }) {
       const params = [projectId, subject.kind, subject.externalId];

@@ -2,7 +2,6 @@
 // subject hook, the audit log of calls that touch a subject's data, and the packs listing with their
 // setting per project. Composed after every module with subject data or a pack: it reaches the rows
 // and the manifests of every module before it.
-import type { MemoryApi } from '../memory/index.js';
 import { bindMethods, type AnyModule, type DomainModule } from '../platform/module.js';
 import type { Runtime } from '../platform/runtime.js';
 import type { TenancyApi } from '../tenancy/index.js';
@@ -25,11 +24,11 @@ export type ComplianceJobs = {
 
 export function createComplianceModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log'>,
-  deps: { tenancy: Pick<TenancyApi, 'onAudit' | 'listPacks' | 'setPack' | 'removePack'>; memory: Pick<MemoryApi, 'subjectMemoryIds'> },
+  deps: { tenancy: Pick<TenancyApi, 'onAudit' | 'listPacks' | 'setPack' | 'removePack'> },
   modules: readonly AnyModule[],
 ): DomainModule<ComplianceApi, ComplianceJobs> {
   const { config, db } = runtime;
-  const compliance = new ComplianceService(db, modules, deps.memory, runtime.log);
+  const compliance = new ComplianceService(db, modules, runtime.log);
   const auditLog = config.auditLog ? new AuditLog(db, runtime.log) : undefined;
   if (auditLog) deps.tenancy.onAudit((record) => auditLog.begin(record));
   return {

@@ -2,7 +2,6 @@
 // platform/module.ts): the export, streamed a page at a time; the hard delete, one transaction over
 // every module with its tombstone; and the audit log's listing.
 import type { FastifyBaseLogger } from 'fastify';
-import type { MemoryApi } from '../memory/index.js';
 import type { Subject } from '../platform/common-schemas.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { newId } from '../platform/ids.js';
@@ -47,15 +46,21 @@ export class ComplianceService {
   constructor(
     private readonly db: Db,
     modules: readonly AnyModule[],
-    private readonly memory: Pick<MemoryApi, 'subjectMemoryIds'>,
     private readonly log: FastifyBaseLogger,
   ) {
     this.hooks = modules.flatMap((m) => (m.subjectData ? [{ module: m.name, hook: m.subjectData }] : []));
   }
 
-  /** The memories the export covers, settled before the answer starts (the audit row names them). */
+  /** The rows the export covers, settled before the answer starts (the audit row names the memories). */
   async exportScope(projectId: string, subject: Subject): Promise<SubjectScope> {
-    return { projectId, subject, memoryIds: await this.memory.subjectMemoryIds(this.db, projectId, subject) };
+    return this.scope(this.db, projectId, subject);
+  }
+
+  /** The subject's ids from every module that owns rows others point at, read through `db`. */
+  private async scope(db: Queryable, projectId: string, subject: Subject): Promise<SubjectScope> {
+    const scope: SubjectScope = { projectId, subject, memoryIds: [], eventIds: [], observationIds: [], predictionIds: [] };
+    for (const { hook } of this.hooks) if (hook.ids) Object.assign(scope, await hook.ids(db, projectId, subject));
+    return scope;
   }
 
   /**
@@ -104,7 +109,7 @@ export class ComplianceService {
       const afterCommit: NonNullable<ErasedRows['afterCommit']>[] = [];
       const memoryIds: string[] = [];
       for (let pass = 0; pass < MAX_PASSES; pass++) {
-        const scope: SubjectScope = { projectId, subject: body.subject, memoryIds: await this.memory.subjectMemoryIds(tx, projectId, body.subject) };
+        const scope = await this.scope(tx, projectId, body.subject);
         memoryIds.push(...scope.memoryIds);
         let removed = 0;
         for (const { module, hook } of [...this.hooks].reverse()) {

@@ -132,7 +132,7 @@ const CHUNK = 250;
 export class FeatureStore {
   constructor(
     private readonly db: Db,
-    private readonly behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects'>,
+    private readonly behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'queuedSubjects'>,
     private readonly events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>,
   ) {}
 
@@ -184,20 +184,20 @@ export class FeatureStore {
   /**
    * Subjects whose features lag their activity: those on the behaviour domain's mining queue
    * (they had activity since it last mined them; their refresh follows the mining) with no features
-   * yet, or with features computed before their latest activity there. Read off the queue, a table of a domain
-   * below this one, since no other count is cheap: which subjects have activity would scan the
-   * project's history. Refreshes already enqueued (mined, not yet recomputed) are jobs, not counted here.
+   * yet, or with features computed before their latest activity there. The queue is the behaviour
+   * domain's (its api answers it), since no other count is cheap: which subjects have activity would
+   * scan the project's history. Refreshes already enqueued (mined, not yet recomputed) are jobs, not counted here.
    */
   async backlog(projectId: string): Promise<{ stored: number; missing: number; stale: number; oldestPendingAt: Date | null }> {
+    const queued = await this.behavior.queuedSubjects(projectId);
     const { rows } = await this.db.query<{ stored: number; missing: number; stale: number; oldestPendingAt: Date | null }>(
       `SELECT (SELECT count(*) FROM discovery_features WHERE project_id = $1)::int AS stored,
               count(*) FILTER (WHERE f.subject_kind IS NULL)::int AS missing,
               count(*) FILTER (WHERE f.computed_at < q.last_at)::int AS stale,
               min(q.first_at) FILTER (WHERE f.subject_kind IS NULL OR f.computed_at < q.last_at) AS "oldestPendingAt"
-         FROM (SELECT project_id, subject_kind, subject_external_id, min(first_at) AS first_at, max(last_at) AS last_at
-                 FROM behavior_mining_read WHERE project_id = $1 GROUP BY 1, 2, 3) q
-         LEFT JOIN discovery_features f ON f.project_id = q.project_id AND f.subject_kind = q.subject_kind AND f.subject_external_id = q.subject_external_id`,
-      [projectId],
+         FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS q(subject_kind, subject_external_id, first_at, last_at)
+         LEFT JOIN discovery_features f ON f.project_id = $1 AND f.subject_kind = q.subject_kind AND f.subject_external_id = q.subject_external_id`,
+      [projectId, queued.map((q) => q.subject.kind), queued.map((q) => q.subject.externalId), queued.map((q) => q.firstAt), queued.map((q) => q.lastAt)],
     );
     return rows[0]!;
   }

@@ -30,7 +30,7 @@ export type DiscoveryApi = Pick<FeatureStore, (typeof FEATURE_STORE_METHODS)[num
 export function createDiscoveryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue'>,
   deps: {
-    behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'onMined' | 'activePatternsOf'>;
+    behavior: Pick<BehaviorApi, 'summaries' | 'activeSubjects' | 'onMined' | 'activePatternsOf' | 'queuedSubjects'>;
     events: Pick<EventsApi, 'appendInTransaction' | 'afterCommit'>;
     memory: Pick<MemoryApi, 'saveMany'>;
   },

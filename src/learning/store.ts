@@ -291,14 +291,12 @@ export const SUBJECT_OUTCOMES: SubjectTable = {
   columns: 'id, decision_id, subject_kind, subject_external_id, outcome_type, result, reward, realized_at, attribution_window_secs, attributed, attribution_note, updates, metadata, idempotency_key, memory_id, created_at',
 };
 /**
- * Evidence kept per cited ref that is the subject's: one of its memories ($4, a pattern), its
- * predictions or its observations (learning sits above behaviour and typed).
+ * Evidence kept per cited ref that is the subject's ($2: the ids of its memories, a pattern among
+ * them, its predictions and its observations, which their owners hand in with the scope).
  */
 export const SUBJECT_REF_EVIDENCE: SubjectTable = {
   from: 'learning_ref_evidence',
-  where: `project_id = $1 AND (ref_id = ANY($4::text[])
-    OR ref_id IN (SELECT id FROM behavior_prediction_read WHERE ${SUBJECT})
-    OR ref_id IN (SELECT id FROM typed_observation_read WHERE ${SUBJECT}))`,
+  where: 'project_id = $1 AND ref_id = ANY($2::text[])',
   key: 'ref_id',
   columns: 'ref_id, ref_type, hits, misses, updated_at',
 };

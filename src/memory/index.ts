@@ -37,7 +37,7 @@ import { searchRoutes } from './search/routes.js';
 import { MemorySearch } from './search/search.js';
 import { embeddingJobs, EmbeddingPipeline, type EmbeddingJobs } from './embedding/pipeline.js';
 import { MemoryService } from './service.js';
-import { countEmbedded, lockKeyedMemories, patchKeyedMemories, subjectMemoryIds, type KeyedPatch } from './store.js';
+import { countEmbedded, lockKeyedMemories, patchKeyedMemories, type KeyedPatch } from './store.js';
 import { memorySubjectData } from './subject-data.js';
 
 export type { ConsolidateOptions, DedupOptions } from './curation/curation.js';
@@ -61,8 +61,6 @@ const MEMORY_OBSERVER_METHODS = ['observe'] as const;
 const MEMORY_CURATION_METHODS = ['dedup', 'consolidate', 'consolidateAll'] as const;
 
 export type MemoryApi = {
-  /** The memories a subject's export or erase covers: its own and those derived from them (compliance). */
-  subjectMemoryIds(db: Queryable, projectId: string, subject: Subject): Promise<string[]>;
   /** Admits the projects past the exact-scan threshold to the HNSW graph, and builds, rebuilds and drops the large projects' IVFFlat indexes, now (the memory.project-indexes job). */
   maintainVectorIndexes(): Promise<ProjectIndexChanges>;
   /** Locks keyed (mined) memories in id order inside the caller's transaction; answers their metadata. */
@@ -77,7 +75,7 @@ export type MemoryApi = {
 /** Checks the stored vectors' dimension against the configuration (at first boot, fixes it, and builds the HNSW index), then builds memory. */
 export async function createMemoryModule(
   runtime: Pick<Runtime, 'config' | 'db' | 'log' | 'pool' | 'queue' | 'stopping' | 'gateway'>,
-  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'>; tenancy: Pick<TenancyApi, 'entitled'> },
+  deps: { embeddings: Pick<EmbeddingsApi, 'embed' | 'embedQuery' | 'embedNow' | 'model'>; tenancy: Pick<TenancyApi, 'entitled' | 'listProjects'> },
 ): Promise<DomainModule<MemoryApi, MemoryJobs>> {
   const { config, db, log, pool } = runtime;
   await ensureEmbeddingDimension(db, config.embeddingDimensions, config.searchHnswBuildMemoryMb);
@@ -93,7 +91,7 @@ export async function createMemoryModule(
   });
   const policies = new PrecedencePolicies(db);
   const search = new MemorySearch(db, deps.embeddings, log, { exactScanMaxRows: config.searchExactScanMaxRows, efSearch: config.searchHnswEfSearch }, indexes, policies);
-  const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'));
+  const curation = new MemoryCuration(db, pool, domainQueue<CurationJobs>(runtime.queue, 'memory'), async () => (await deps.tenancy.listProjects()).map((p) => p.id));
   const modelPass = new ModelPass(runtime.gateway, (projectId) => deps.tenancy.entitled(projectId, 'FEATURE_MEMORY_INTELLIGENCE'), log, { enabled: config.llmExtraction });
   const observer = new MemoryObserver(db, memory, domainQueue<ObserveJobs>(runtime.queue, 'memory'), config, modelPass);
   const reflection = new MemoryReflection(memory, runtime.gateway, { enabled: config.reflection });
@@ -122,7 +120,6 @@ export async function createMemoryModule(
       ...bindMethods(search, MEMORY_SEARCH_METHODS),
       ...bindMethods(observer, MEMORY_OBSERVER_METHODS),
       ...bindMethods(curation, MEMORY_CURATION_METHODS),
-      subjectMemoryIds: (q, projectId, subject) => subjectMemoryIds(q, projectId, subject.kind, subject.externalId),
       maintainVectorIndexes: () => indexes.maintain(),
       lockKeyed: (q, projectId, ids) => lockKeyedMemories(q, projectId, ids),
       patchKeyed: (q, projectId, patches, onlyIf) => patchKeyedMemories(q, projectId, patches, onlyIf),

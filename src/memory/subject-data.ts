@@ -1,5 +1,5 @@
 // The memory module's part of data-subject rights: which memories name a subject (its own and
-// those derived from them), their export, and their erase. Mined patterns are memories too, and
+// those derived from them, the scope's memoryIds every other module reads), their export, and their erase. Mined patterns are memories too, and
 // are reported apart (SPEC.md's `patterns` and `patternsDeleted`).
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
@@ -8,6 +8,7 @@ import * as store from './store.js';
 
 export function memorySubjectData(db: Db): SubjectDataHook {
   return {
+    ids: async (q, projectId, subject) => ({ memoryIds: await store.subjectMemoryIds(q, projectId, subject.kind, subject.externalId) }),
     async *export({ projectId, memoryIds }) {
       yield* idPages('memories', memoryIds, (ids) => store.memoryRowsByIds(db, projectId, ids, false));
       yield* idPages('patterns', memoryIds, (ids) => store.memoryRowsByIds(db, projectId, ids, true));

@@ -72,14 +72,25 @@ export interface SubjectRows {
 }
 
 /**
- * The subject an export or an erase covers: its project, the subject, and the memories that name
- * it (its own, and those derived from them, such as an insight citing one), which the memory
- * module settles first, so that a module whose rows point at memories needs no query of its own.
+ * The ids of a subject's rows that other modules' rows point at, each list settled by the module
+ * that owns those rows (its hook's `ids`) before any module exports or erases, so that a module
+ * whose rows point at another's needs no query of that other's tables.
  */
-export interface SubjectScope {
+export interface SubjectIds {
+  /** The memories that name the subject: its own, and those derived from them (an insight citing one). */
+  memoryIds: readonly string[];
+  /** Its events (alert fires point at them). */
+  eventIds: readonly string[];
+  /** Its typed observations (learning's evidence may cite them). */
+  observationIds: readonly string[];
+  /** Its behaviour predictions (learning's evidence may cite them). */
+  predictionIds: readonly string[];
+}
+
+/** The subject an export or an erase covers: its project, the subject, and the ids of its rows. */
+export interface SubjectScope extends SubjectIds {
   projectId: string;
   subject: Subject;
-  memoryIds: readonly string[];
 }
 
 /** What an erase did. */
@@ -99,6 +110,8 @@ export interface ErasedRows {
  * real erase in a transaction that is rolled back, so its counts are the real ones by construction.
  */
 export interface SubjectDataHook {
+  /** The ids of the subject's rows this module owns that other modules point at (SubjectIds). */
+  ids?(db: Queryable, projectId: string, subject: Subject): Promise<Partial<SubjectIds>>;
   export(scope: SubjectScope): AsyncIterable<SubjectRows>;
   /** Deletes the subject's rows through `tx`; work outside the database waits for `afterCommit`. */
   erase(tx: Queryable, scope: SubjectScope): Promise<ErasedRows>;

@@ -61,6 +61,12 @@ export function tablePages(db: Queryable, kind: string, table: SubjectTable, par
   );
 }
 
+/** The keys of the table's rows of the subject (a hook's `ids`: what other modules' rows point at). */
+export async function subjectKeys(db: Queryable, table: Pick<SubjectTable, 'from' | 'where' | 'key'>, params: readonly unknown[]): Promise<string[]> {
+  const { rows } = await db.query<{ key: string }>(`SELECT ${table.key} AS key FROM ${table.from} WHERE ${table.where} ORDER BY 1`, params);
+  return rows.map((r) => r.key);
+}
+
 /** The table's rows of the subject, deleted; answers how many. */
 export async function deleteRows(tx: Queryable, table: Pick<SubjectTable, 'from' | 'where'>, params: readonly unknown[]): Promise<number> {
   const { rowCount } = await tx.query(`DELETE FROM ${table.from} WHERE ${table.where}`, params);

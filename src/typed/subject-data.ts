@@ -3,11 +3,12 @@
 // that subject's observations only, so erasing the subject removes them rather than recomputing.
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
-import { deleteRows, SUBJECT_PAGE, tablePages } from '../platform/subject-data.js';
+import { deleteRows, SUBJECT_PAGE, subjectKeys, tablePages } from '../platform/subject-data.js';
 import * as store from './store/subject.js';
 
 export function typedSubjectData(db: Db): SubjectDataHook {
   return {
+    ids: async (q, projectId, subject) => ({ observationIds: await subjectKeys(q, store.SUBJECT_OBSERVATIONS, [projectId, subject.kind, subject.externalId]) }),
     async *export({ projectId, subject: { kind, externalId } }) {
       yield* tablePages(db, 'observations', store.SUBJECT_OBSERVATIONS, [projectId, kind, externalId]);
       // Queued rows page by batch: a page of batches, then their rows of the subject.

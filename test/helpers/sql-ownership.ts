@@ -6,7 +6,8 @@
 // SQL is found in the source's string and template literals whose text reads as SQL (an upper-case
 // statement keyword); a table counts when a keyword names it: INSERT INTO, UPDATE, DELETE FROM and
 // TRUNCATE write it; ALTER TABLE and CREATE INDEX / TRIGGER ... ON alter it; FROM and JOIN read it,
-// and a statement with FOR UPDATE or FOR SHARE locks what it reads.
+// and a statement with FOR UPDATE or FOR SHARE locks what it reads. A table's bare name handed to a
+// call in a file with SQL (`from('memories', 'm')`) counts as a read.
 import ts from 'typescript';
 
 /** Tables whose name does not say their owner. */
@@ -90,14 +91,29 @@ const PATTERNS: readonly [SqlVerb, RegExp][] = [
   ['read', new RegExp(`(?<!\\bDELETE\\s)\\b(?:FROM|JOIN)\\s+(?:ONLY\\s+)?${NAME}`, 'g')],
 ];
 
+interface Literal {
+  text: string;
+  line: number;
+  /** A plain string handed to code that builds SQL: a call's argument, or an object's `from`. */
+  handed: boolean;
+}
+
+/** Whether a plain string literal is handed on, as a call's argument or a `from:` property. */
+function handedOn(node: ts.Node): boolean {
+  const parent = node.parent;
+  if (ts.isCallExpression(parent)) return parent.arguments.includes(node as ts.Expression);
+  return ts.isPropertyAssignment(parent) && parent.initializer === node && ts.isIdentifier(parent.name) && parent.name.text === 'from';
+}
+
 /** The literals of a source file, each with its line: template parts joined by a placeholder. */
-function literals(file: string, text: string): { text: string; line: number }[] {
+function literals(file: string, text: string): Literal[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const out: { text: string; line: number }[] = [];
+  const out: Literal[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) out.push({ text: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
-    else if (ts.isTemplateExpression(node)) {
-      out.push({ text: [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' $x '), line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      out.push({ text: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, handed: handedOn(node) });
+    } else if (ts.isTemplateExpression(node)) {
+      out.push({ text: [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' $x '), line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, handed: false });
     }
     ts.forEachChild(node, visit);
   };
@@ -105,10 +121,17 @@ function literals(file: string, text: string): { text: string; line: number }[] 
   return out;
 }
 
-/** The uses of known tables in a file's SQL. */
+/**
+ * The uses of known tables in a file's SQL. In a file with SQL, a table's bare name handed to a
+ * call or set as an object's `from` counts as a read too: SQL built from parts (a helper that
+ * takes the table, a description of a subject's rows) names the table there.
+ */
 export function sqlUses(file: string, text: string, tables: ReadonlySet<string>): SqlUse[] {
   const uses: SqlUse[] = [];
-  for (const literal of literals(file, text)) {
+  const all = literals(file, text);
+  const hasSql = all.some((l) => STATEMENT.test(l.text));
+  for (const literal of all) {
+    if (hasSql && literal.handed && tables.has(literal.text)) uses.push({ file, line: literal.line, table: literal.text, verb: 'read' });
     if (!STATEMENT.test(literal.text)) continue;
     const locking = /\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b/.test(literal.text);
     for (const [verb, pattern] of PATTERNS) {

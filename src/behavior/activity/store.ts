@@ -81,17 +81,17 @@ function activityUnion(scope: 'project' | 'subjects', since: string, until: stri
   const project = (a: string) => (scope === 'project' ? `${a}.project_id = $1 AND ` : '');
   return `SELECT m.subject_kind, m.subject_external_id, m.id, 'memory' AS source, m.metadata->>'eventType' AS event_type, m.category, m.content,
                  m.valid_from AS at, NULL::float8 AS value, ${amountOf('m.metadata')} AS amount, ${entityOf('m.metadata')} AS entity
-            FROM ${from('memories', 'm')}
+            FROM ${from('memory_read', 'm')}
            WHERE ${project('m')}${ACTIVITY_MEMORY} AND m.status IN ('pending', 'confirmed') AND m.valid_from >= ${since} AND m.valid_from < ${until}
           UNION ALL
           SELECT e.subject_kind, e.subject_external_id, e.id, 'event', e.event_type, NULL, NULL, e.occurred_at,
                  NULL, ${amountOf('e.payload')}, ${entityOf('e.payload')}
-            FROM ${from('events', 'e')}
+            FROM ${from('event_read', 'e')}
            WHERE ${project('e')}${ACTIVITY_EVENT} AND e.occurred_at >= ${since} AND e.occurred_at < ${until}
           UNION ALL
           SELECT o.subject_kind, o.subject_external_id, o.id, 'observation', o.attribute_key, NULL, NULL, o.observed_at,
                  o.value_numeric, ${OBSERVATION_AMOUNT}, o.value_text
-            FROM ${from('typed_observations', 'o')}
+            FROM ${from('typed_observation_read', 'o')}
             LEFT JOIN typed_attribute_read ta ON ta.project_id = o.project_id AND ta.attribute_key = o.attribute_key
            WHERE ${project('o')}o.subject_kind IS NOT NULL AND o.status = 'accepted' AND o.observed_at >= ${since} AND o.observed_at < ${until}`;
 }

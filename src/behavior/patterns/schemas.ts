@@ -1,7 +1,7 @@
 // Shapes of mined patterns (SDK-WIRE.md 4.4): the pattern record, its metadata, the extract request
 // and report, and the per-contact listing.
 import { Type, type Static } from 'typebox';
-import { SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
+import { StringEnum, SubjectSchema, Timestamp } from '../../platform/common-schemas.js';
 import { ProjectParamsSchema } from '../../platform/project-id.js';
 
 export const PATTERN_KINDS = ['recurring_event', 'day_of_week', 'time_of_day', 'entity_preference', 'declining_engagement'] as const;
@@ -76,7 +76,7 @@ export const ExtractBodySchema = Type.Object(
     subject: Type.Optional(SubjectSchema),
     windowDays: Type.Optional(Type.Integer({ minimum: 7, maximum: 730, default: 90, description: 'How far back activity is read' })),
     force: Type.Optional(Type.Boolean({ description: 'Accepted for the clients; mining always recomputes' })),
-    source: Type.Optional(Type.String({ enum: ['memories', 'contact_events'], description: 'Accepted for the clients; every kind of activity is read' })),
+    source: Type.Optional(StringEnum(['memories', 'contact_events'], { description: 'Accepted for the clients; every kind of activity is read' })),
     timezone: Type.Optional(Type.String({ maxLength: 64, description: 'IANA time zone for day-of-week and time-of-day patterns (default UTC)' })),
   },
   { additionalProperties: false },

@@ -207,6 +207,16 @@ export async function miningBacklog(db: Queryable, projectId: string): Promise<{
   return rows[0]!;
 }
 
+/** The project's queued subjects, each once, with its earliest and latest queued activity. */
+export async function queuedSubjects(db: Queryable, projectId: string): Promise<{ subject: Subject; firstAt: Date; lastAt: Date }[]> {
+  const { rows } = await db.query<{ subject_kind: string; subject_external_id: string; first_at: Date; last_at: Date }>(
+    `SELECT subject_kind, subject_external_id, min(first_at) AS first_at, max(last_at) AS last_at
+       FROM behavior_mining_queue WHERE project_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+    [projectId],
+  );
+  return rows.map((r) => ({ subject: { kind: r.subject_kind, externalId: r.subject_external_id }, firstAt: r.first_at, lastAt: r.last_at }));
+}
+
 /** Puts subjects back on the queue (their mining failed), due at once. */
 export async function requeueSubjects(db: Queryable, projectId: string, subjects: readonly Subject[]): Promise<void> {
   await db.query(

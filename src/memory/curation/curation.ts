@@ -8,7 +8,7 @@ import type { WorkerPool } from '../../platform/pool.js';
 import type { DomainQueue, JobHandlers } from '../../platform/queue.js';
 import { weakestPair } from '../../../workers/near-duplicate.js';
 import type { ConsolidateResult, DedupResult, MergeResult } from './schemas.js';
-import { decayIdle, listProjectIds, loadDedupCandidates, markDuplicates, mergeCluster, type DedupCandidate } from './store.js';
+import { decayIdle, loadDedupCandidates, markDuplicates, mergeCluster, type DedupCandidate } from './store.js';
 
 export const DEDUP_DEFAULTS = { threshold: 0.92, scanLimit: 1000, maxScanLimit: 10_000 } as const;
 export const CONSOLIDATE_DEFAULTS = { windowDays: 30, decayFactor: 0.9, importanceFloor: 1 } as const;
@@ -62,6 +62,8 @@ export class MemoryCuration {
     private readonly db: Db,
     private readonly pool: WorkerPool,
     private readonly queue: DomainQueue<CurationJobs>,
+    /** Every project's id (tenancy's). */
+    private readonly projectIds: () => Promise<string[]>,
   ) {}
 
   dedup(projectId: string, options: DedupOptions = {}): Promise<DedupResult> {
@@ -78,7 +80,7 @@ export class MemoryCuration {
 
   /** The nightly schedule's job: one consolidation job per project. */
   async consolidateAll(): Promise<{ projects: number }> {
-    const ids = await listProjectIds(this.db);
+    const ids = await this.projectIds();
     const day = new Date().toISOString().slice(0, 10);
     for (const projectId of ids) await this.queue.enqueue('memory.consolidate', { projectId }, { jobId: `memory.consolidate.${projectId}.${day}` });
     return { projects: ids.length };

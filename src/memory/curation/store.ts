@@ -123,7 +123,3 @@ export async function decayIdle(
   );
   return { decayed: result.rowCount, flaggedStale: result.rows.filter((r) => r.stale).length };
 }
-
-export async function listProjectIds(db: Queryable): Promise<string[]> {
-  return (await db.query<{ id: string }>('SELECT id FROM tenancy_project_read ORDER BY id')).rows.map((r) => r.id);
-}
