@@ -5,6 +5,7 @@ import { tenancyAdmin } from './modules.js';
 import { parsePermissions } from './platform/access.js';
 import type { Db } from './platform/db.js';
 import { AppError, DataDirLockedError } from './platform/errors.js';
+import { distribute } from './platform/citus.js';
 import { migrate } from './platform/migrations.js';
 import { openDatabase } from './platform/runtime.js';
 import { serve, worker } from './server.js';
@@ -14,6 +15,8 @@ const USAGE = `Usage: lattice <command>
   serve                                   start the API (port PORT, default 8080)
   worker                                  consume queued jobs (needs REDIS_URL)
   migrate                                 apply database migrations
+  citus distribute [--json]               distribute every table by project over a Citus cluster
+                                          (DATABASE_URL is the coordinator; idempotent)
   project create <id> [--plan free|growth|enterprise] [--name NAME] [--json]
   project list [--json]
   project plan <id> <plan>                change a project's plan
@@ -135,6 +138,21 @@ async function main(argv: string[]): Promise<number> {
           return 0;
         }
         throw new UsageError(`unknown command: key ${sub ?? ''}`);
+      });
+    case 'citus':
+      if (sub !== 'distribute') throw new UsageError(`unknown command: citus ${sub ?? ''}`);
+      if (!config.databaseUrl) throw new UsageError('citus distribute needs DATABASE_URL (the coordinator)');
+      return withDb(config, async (db) => {
+        const report = await distribute(db);
+        const changed = report.referenceTables.length + report.distributed.length;
+        print(
+          json,
+          report,
+          changed === 0
+            ? `already distributed (${report.unchanged.length} tables)`
+            : `reference tables: ${report.referenceTables.join(', ') || 'none'}; distributed by project_id: ${report.distributed.join(', ')}; foreign keys restored: ${report.foreignKeys.length}`,
+        );
+        return 0;
       });
     default:
       throw new UsageError(`unknown command: ${command}`);

@@ -307,6 +307,7 @@ const MIGRATION_OWNERS: Record<string, string> = {
   'migrations/0018_word_statistics_slots.sql': 'memory',
   'migrations/0025_read_views.sql': 'shared',
   'migrations/0026_drop_unread_views.sql': 'shared',
+  'migrations/0027_citus_triggers.sql': 'shared',
 };
 
 /** Indexes and triggers a domain keeps on another owner's table, each with the reason it is there. */

@@ -65,17 +65,24 @@ export interface AuditOutcomeRow {
   metadata: Record<string, unknown>;
 }
 
-/** Many outcomes in one statement: each row gets its counts and loses its `incomplete` mark. */
+/**
+ * Many outcomes, one statement per project: each row gets its counts and loses its `incomplete`
+ * mark. Per project, so that each statement stays on the project's rows (one shard on Citus).
+ */
 export async function completeAuditRows(db: Queryable, rows: readonly AuditOutcomeRow[]): Promise<void> {
-  await db.query(
-    `UPDATE compliance_audit a
-        SET result_count = r.result_count,
-            memory_ids = coalesce(ARRAY(SELECT jsonb_array_elements_text(r.memory_ids)), '{}'),
-            metadata = (a.metadata - 'incomplete') || r.metadata
-       FROM jsonb_to_recordset($1::jsonb) AS r(project_id text, id text, result_count integer, memory_ids jsonb, metadata jsonb)
-      WHERE a.project_id = r.project_id AND a.id = r.id`,
-    [JSON.stringify(rows.map((r) => ({ project_id: r.projectId, id: r.id, result_count: r.resultCount, memory_ids: r.memoryIds, metadata: r.metadata })), storable)],
-  );
+  const byProject = new Map<string, AuditOutcomeRow[]>();
+  for (const row of rows) byProject.set(row.projectId, [...(byProject.get(row.projectId) ?? []), row]);
+  for (const [projectId, outcomes] of byProject) {
+    await db.query(
+      `UPDATE compliance_audit a
+          SET result_count = r.result_count,
+              memory_ids = coalesce(ARRAY(SELECT jsonb_array_elements_text(r.memory_ids)), '{}'),
+              metadata = (a.metadata - 'incomplete') || r.metadata
+         FROM jsonb_to_recordset($2::jsonb) AS r(id text, result_count integer, memory_ids jsonb, metadata jsonb)
+        WHERE a.project_id = $1 AND a.id = r.id`,
+      [projectId, JSON.stringify(outcomes.map((r) => ({ id: r.id, result_count: r.resultCount, memory_ids: r.memoryIds, metadata: r.metadata })), storable)],
+    );
+  }
 }
 
 /** After a hard delete: the subject's earlier rows keep who, when and what kind of call, not the query text. */

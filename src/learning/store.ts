@@ -155,7 +155,7 @@ export async function addEvidence(
      SELECT $1, v.ref_id, v.ref_type, v.hits, v.misses
        FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[]) WITH ORDINALITY AS v(ref_id, ref_type, hits, misses, n)
       ORDER BY v.n
-     ON CONFLICT (project_id, ref_id) DO UPDATE SET hits = e.hits + excluded.hits, misses = e.misses + excluded.misses, updated_at = now()
+     ON CONFLICT (project_id, ref_id) DO UPDATE SET hits = e.hits + excluded.hits, misses = e.misses + excluded.misses, updated_at = excluded.updated_at
      RETURNING e.ref_id, e.hits, e.misses`,
     [projectId, sorted.map((a) => a.refId), sorted.map((a) => a.refType), sorted.map((a) => a.hits), sorted.map((a) => a.misses)],
   );

@@ -252,7 +252,7 @@ export async function upsertKeyedMemories(db: Queryable, projectId: string, rows
      ON CONFLICT (project_id, subject_kind, subject_external_id, pattern_key) WHERE pattern_key IS NOT NULL DO UPDATE
         SET content = excluded.content, content_hash = excluded.content_hash, confidence = excluded.confidence,
             metadata = excluded.metadata, source_memory_ids = excluded.source_memory_ids,
-            valid_from = least(m.valid_from, excluded.valid_from), valid_to = excluded.valid_to, status = 'confirmed', updated_at = now(),
+            valid_from = least(m.valid_from, excluded.valid_from), valid_to = excluded.valid_to, status = 'confirmed', updated_at = excluded.updated_at,
             embedding = CASE WHEN m.content_hash = excluded.content_hash THEN m.embedding END,
             embedding_model = CASE WHEN m.content_hash = excluded.content_hash THEN m.embedding_model END
      RETURNING m.id, m.pattern_key, m.subject_kind, m.subject_external_id, (m.xmax = 0) AS created`,

@@ -1,8 +1,9 @@
 // Forward-only migrations: numbered SQL files in migrations/, each applied in its own transaction
 // and recorded in schema_migrations, all under one advisory lock so that two processes booting at
-// once apply each file exactly once.
+// once apply each file exactly once. On a Citus deployment the tables they create are distributed.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { distributeNew } from './citus.js';
 import type { Db } from './db.js';
 import { projectRoot } from './project-root.js';
 
@@ -55,6 +56,9 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<Migrate
       });
       applied.push(`${String(migration.version).padStart(4, '0')}_${migration.name}`);
     }
+    // On a deployment distributed with Citus (`lattice citus distribute`), the tables a migration
+    // created are distributed too, under the same lock.
+    if (applied.length > 0) await distributeNew(session);
     const current = all.length === 0 ? 0 : Math.max(...all.map((m) => m.version));
     return { applied, current };
   });

@@ -173,7 +173,7 @@ export async function upsertPackSetting(
   const { rows } = await db.query<PackSettingRow>(
     `INSERT INTO tenancy_packs (project_id, pack_id, id, enabled, config, set_by_key) VALUES ($1, $2, $3, $4, coalesce($5::jsonb, '{}'), $6)
      ON CONFLICT (project_id, pack_id) DO UPDATE
-       SET enabled = excluded.enabled, config = coalesce($5::jsonb, tenancy_packs.config), set_by_key = excluded.set_by_key, updated_at = now()
+       SET enabled = excluded.enabled, config = coalesce($5::jsonb, tenancy_packs.config), set_by_key = excluded.set_by_key, updated_at = excluded.updated_at
      RETURNING ${PACK_COLUMNS}`,
     [projectId, setting.packId, setting.id, setting.enabled, setting.config === undefined ? null : JSON.stringify(setting.config), setting.setByKey],
   );

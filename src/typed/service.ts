@@ -248,11 +248,12 @@ export class TypedService {
    * series, skipping those a fold holds. Answers how many were rebuilt.
    */
   async rebuildStaleSeries(limit = REBUILD_BATCH): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const stale = await accumulators.lockStale(tx, limit);
-      const byProject = new Map<string, typeof stale>();
-      for (const row of stale) byProject.set(row.projectId, [...(byProject.get(row.projectId) ?? []), row]);
-      for (const [projectId, rows] of byProject) {
+    // One project's rows a transaction: locks stay within one project (on Citus, one shard group).
+    let rebuilt = 0;
+    for (const projectId of await accumulators.staleProjects(this.db, limit)) {
+      if (rebuilt >= limit) break;
+      rebuilt += await this.db.transaction(async (tx) => {
+        const rows = await accumulators.lockStale(tx, projectId, limit - rebuilt);
         const series = await observations.loadSeries(tx, projectId, rows.map((r) => r.key));
         const next = new Map<string, accumulators.StoredAccumulator>();
         for (const { key, state } of rows) {
@@ -260,9 +261,10 @@ export class TypedService {
           next.set(id, { ...withSeries(state, series.get(id) ?? []), stale: false });
         }
         await accumulators.writeAccumulators(tx, projectId, next);
-      }
-      return stale.length;
-    });
+        return rows.length;
+      });
+    }
+    return rebuilt;
   }
 
   // ---- reads ----------------------------------------------------------------------------------

@@ -370,6 +370,6 @@ describe('compliance: rows still queued, and the graph extraction built', () => 
     const after = await names();
     expect(after).not.toContain('Erin Vance');
     expect(after).toEqual(expect.arrayContaining(['Frank Oduya', 'Quillfeather Labs']));
-    expect((await h.db.query(`SELECT 1 FROM graph_edges g JOIN graph_entities e ON e.id = g.subject_id WHERE g.project_id = $1 AND e.canonical_name = 'Frank Oduya'`, [p.projectId])).rows.length).toBeGreaterThan(0);
+    expect((await h.db.query(`SELECT 1 FROM graph_edges g JOIN graph_entities e ON e.project_id = g.project_id AND e.id = g.subject_id WHERE g.project_id = $1 AND e.canonical_name = 'Frank Oduya'`, [p.projectId])).rows.length).toBeGreaterThan(0);
   });
 });

@@ -14,9 +14,11 @@ import type { Db } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { createPgliteDb } from '../../src/platform/db-pglite.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { CITUS_URL, createCitusDatabase, dropCitusDatabase } from './citus.js';
 import type { Plan } from '../../src/tenancy/index.js';
 
-export const SERVER_DATABASE_URL = process.env.DATABASE_URL;
+/** A Citus coordinator (CITUS_URL) takes the place of DATABASE_URL: each file's database is distributed. */
+export const SERVER_DATABASE_URL = CITUS_URL ?? process.env.DATABASE_URL;
 export const REDIS_URL = process.env.REDIS_URL;
 export const backend: 'pg' | 'pglite' = SERVER_DATABASE_URL ? 'pg' : 'pglite';
 export const queueKind: 'bullmq' | 'in-process' = REDIS_URL ? 'bullmq' : 'in-process';
@@ -65,7 +67,8 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     };
   }
   const name = uniqueName('lattice_t').toLowerCase();
-  await adminQuery(`CREATE DATABASE ${name}`);
+  if (CITUS_URL) await createCitusDatabase(CITUS_URL, name);
+  else await adminQuery(`CREATE DATABASE ${name}`);
   const opened: Db[] = [];
   return {
     url: withDatabase(SERVER_DATABASE_URL, name),
@@ -76,7 +79,8 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     },
     drop: async () => {
       await Promise.all(opened.map((db) => db.close()));
-      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      if (CITUS_URL) await dropCitusDatabase(CITUS_URL, name);
+      else await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }

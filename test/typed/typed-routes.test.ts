@@ -12,6 +12,7 @@ import { insertIngestBatch } from '../../src/typed/store/ingest-batches.js';
 import { insertObservations } from '../../src/typed/store/observations.js';
 import { checkRows } from '../../src/typed/validate.js';
 import { backend, createHarness, foldAllTyped, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
+import { onEveryNode, shardName } from '../helpers/citus.js';
 
 type Row = Record<string, unknown>;
 type Project = { projectId: string; apiKey: string };
@@ -383,7 +384,7 @@ describe('typed attributes over HTTP', () => {
         if (backend === 'pg') {
           // Both requests have inserted their half and wait for the middle row.
           await expect
-            .poll(async () => (await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO typed_observations%'")).rows[0]!.n, {
+            .poll(async () => onEveryNode(h.db, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ~ '^INSERT INTO ${shardName('typed_observations')}'`), {
               timeout: 10_000,
             })
             .toBe(2);

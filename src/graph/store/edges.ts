@@ -170,8 +170,9 @@ export async function hopEdges(
 /** Closes the open edges a memory stated that are not among `kept` (it no longer states them). */
 export async function endEdgesOfMemoryExcept(db: Queryable, projectId: string, memoryId: string, kept: readonly string[]): Promise<void> {
   await db.query(
-    `UPDATE graph_edges SET valid_to = greatest(valid_from, now()), retired_at = now()
+    // The time as a parameter: beside a column (greatest), now() is refused by Citus.
+    `UPDATE graph_edges SET valid_to = greatest(valid_from, $4::timestamptz), retired_at = $4::timestamptz
       WHERE project_id = $1 AND source_memory_id = $2 AND valid_to IS NULL AND NOT (id = ANY($3::text[]))`,
-    [projectId, memoryId, kept],
+    [projectId, memoryId, kept, new Date()],
   );
 }

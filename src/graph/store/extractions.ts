@@ -9,7 +9,7 @@ export async function markExtracted(db: Queryable, projectId: string, memoryId: 
   await db.query(
     `INSERT INTO graph_extractions (project_id, memory_id, content_hash, method, entity_count, edge_count) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (project_id, memory_id) DO UPDATE SET content_hash = excluded.content_hash, method = excluded.method,
-       entity_count = excluded.entity_count, edge_count = excluded.edge_count, extracted_at = now()`,
+       entity_count = excluded.entity_count, edge_count = excluded.edge_count, extracted_at = excluded.extracted_at`,
     [projectId, memoryId, mark.contentHash, mark.method, mark.entities, mark.edges],
   );
 }
@@ -74,7 +74,7 @@ export async function extractionEnabled(db: Queryable, projectId: string): Promi
 export async function setExtraction(db: Queryable, projectId: string, enabled: boolean): Promise<void> {
   await db.query(
     `INSERT INTO graph_settings (project_id, extraction_enabled) VALUES ($1, $2)
-     ON CONFLICT (project_id) DO UPDATE SET extraction_enabled = excluded.extraction_enabled, updated_at = now()`,
+     ON CONFLICT (project_id) DO UPDATE SET extraction_enabled = excluded.extraction_enabled, updated_at = excluded.updated_at`,
     [projectId, enabled],
   );
 }

@@ -34,7 +34,7 @@ export class PrecedencePolicies {
     };
     await this.db.query(
       `INSERT INTO memory_precedence (project_id, policy, updated_by) VALUES ($1, $2::jsonb, $3)
-       ON CONFLICT (project_id) DO UPDATE SET policy = excluded.policy, updated_by = excluded.updated_by, updated_at = now()`,
+       ON CONFLICT (project_id) DO UPDATE SET policy = excluded.policy, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
       [projectId, JSON.stringify(stored), by],
     );
     this.cache.set(projectId, stored);

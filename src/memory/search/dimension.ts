@@ -2,6 +2,7 @@
 // without one, since it is a setting; the first boot types the column as vector(N) and builds the
 // HNSW index, and every later boot checks that the setting still matches what is stored, and that
 // the index has this version's build settings (rebuilding it once when they changed).
+import { citusDistributed } from '../../platform/citus.js';
 import type { Db, Queryable } from '../../platform/db.js';
 import { HNSW_BUILD, HNSW_MAX_DIMENSIONS, HNSW_PREDICATE, hnswColumn } from './vector-index.js';
 
@@ -40,17 +41,33 @@ export async function ensureEmbeddingDimension(db: Db, dimensions: number, build
     );
     const typmod = result.rows[0]?.typmod ?? -1;
     if (typmod > 0 && typmod !== dimensions) throw new EmbeddingDimensionMismatch(dimensions, typmod);
+    const distributed = await citusDistributed(session);
     await session.transaction(async (tx) => {
       if (typmod !== dimensions) await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding TYPE vector(${Math.trunc(dimensions)})`);
       // A type change resets the column's storage to the type's (EXTENDED), so this follows it.
-      if (typmod !== dimensions || result.rows[0]?.storage !== EMBEDDING_STORAGE) {
+      if (!distributed && (typmod !== dimensions || result.rows[0]?.storage !== EMBEDDING_STORAGE)) {
         await tx.exec(`ALTER TABLE memories ALTER COLUMN embedding SET STORAGE MAIN`);
       }
       if (dimensions <= HNSW_MAX_DIMENSIONS[HNSW_BUILD[db.kind].precision]) {
         await ensureHnswIndex(tx, db.kind, dimensions, buildMemoryMb);
       }
     });
+    // After the commit: the shards' commands run on connections of their own.
+    if (distributed) await mainStorageOnShards(session);
   });
+}
+
+/**
+ * On Citus, which refuses a storage change on a distributed table, the storage is set on each shard
+ * (the tables that hold the rows), where it is not MAIN already. A shard made later (a rebalance
+ * that splits one) starts from the distributed table's EXTENDED until the next boot sets it.
+ */
+async function mainStorageOnShards(tx: Queryable): Promise<void> {
+  const { rows } = await tx.query<{ result: string }>(
+    `SELECT result FROM run_command_on_shards('memories', $$SELECT attstorage FROM pg_attribute WHERE attrelid = '%s'::regclass AND attname = 'embedding'$$)`,
+  );
+  if (rows.every((r) => r.result === EMBEDDING_STORAGE)) return;
+  await tx.query(`SELECT run_command_on_shards('memories', $$ALTER TABLE %s ALTER COLUMN embedding SET STORAGE MAIN$$)`);
 }
 
 /**

@@ -27,7 +27,7 @@ export async function register(db: Queryable, index: ProjectIndex): Promise<void
   await db.query(
     `INSERT INTO project_vector_indexes (project_id, index_name, dimensions, lists, rows_at_build) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (project_id) DO UPDATE SET index_name = EXCLUDED.index_name, dimensions = EXCLUDED.dimensions,
-       lists = EXCLUDED.lists, rows_at_build = EXCLUDED.rows_at_build, built_at = now()`,
+       lists = EXCLUDED.lists, rows_at_build = EXCLUDED.rows_at_build, built_at = EXCLUDED.built_at`,
     [index.projectId, index.indexName, index.dimensions, index.lists, index.rowsAtBuild],
   );
 }

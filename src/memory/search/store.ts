@@ -322,7 +322,9 @@ async function vectorList(db: Db, q: CandidateQuery, vectorText: string): Promis
   const settings = ivf
     ? `SET LOCAL ivfflat.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL ivfflat.probes = ${Math.trunc(q.ivfProbes!)}`
     : `SET LOCAL hnsw.iterative_scan = ${ITERATIVE_SCAN}; SET LOCAL hnsw.ef_search = ${Math.min(1000, Math.max(q.efSearch, vectorScan(q.k)))}`;
-  return db.transaction(run, { readOnly: true, settings: `SET LOCAL enable_sort = off; ${settings}` });
+  // On Citus the statement runs on the project's shard, on a worker: the first setting sends the
+  // others there with it (elsewhere it is an unused placeholder, set and gone with the transaction).
+  return db.transaction(run, { readOnly: true, settings: `SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL enable_sort = off; ${settings}` });
 }
 
 /** The ids of the k best BM25 matches of the query's candidate terms (the GIN index finds them), best first; at most TEXT_SCAN_CAP scored. */

@@ -76,18 +76,24 @@ export async function lockFree(db: Queryable, projectId: string, keys: readonly 
   return new Map(rows.map((r) => [keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }), toState(r)]));
 }
 
+/** Up to `limit` projects with accumulators whose EWMA awaits a rebuild. */
+export async function staleProjects(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM typed_accumulators WHERE series_stale ORDER BY 1 LIMIT $1`, [limit]);
+  return rows.map((r) => r.project_id);
+}
+
 /**
- * Locks up to `limit` accumulators whose EWMA awaits a rebuild, skipping those another transaction
- * holds (a fold): a rebuild never waits.
+ * Locks up to `limit` of the project's accumulators whose EWMA awaits a rebuild, skipping those
+ * another transaction holds (a fold): a rebuild never waits.
  */
-export async function lockStale(db: Queryable, limit: number): Promise<{ projectId: string; key: AccumulatorKey; state: StoredAccumulator }[]> {
-  const { rows } = await db.query<AccumulatorRow & { project_id: string }>(
-    `SELECT * FROM typed_accumulators WHERE series_stale
-     ORDER BY project_id, subject_kind COLLATE "C", subject_external_id COLLATE "C", attribute_key COLLATE "C"
-     LIMIT $1 FOR UPDATE SKIP LOCKED`,
-    [limit],
+export async function lockStale(db: Queryable, projectId: string, limit: number): Promise<{ key: AccumulatorKey; state: StoredAccumulator }[]> {
+  const { rows } = await db.query<AccumulatorRow>(
+    `SELECT * FROM typed_accumulators WHERE project_id = $1 AND series_stale
+     ORDER BY subject_kind COLLATE "C", subject_external_id COLLATE "C", attribute_key COLLATE "C"
+     LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [projectId, limit],
   );
-  return rows.map((r) => ({ projectId: r.project_id, key: { subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }, state: toState(r) }));
+  return rows.map((r) => ({ key: { subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key }, state: toState(r) }));
 }
 
 export async function writeAccumulators(db: Queryable, projectId: string, states: ReadonlyMap<string, StoredAccumulator>): Promise<void> {
@@ -97,10 +103,10 @@ export async function writeAccumulators(db: Queryable, projectId: string, states
   await db.query(
     `UPDATE typed_accumulators a SET
        count = u.count, sum = u.sum, sum_sq = u.sum_sq, min_val = u.min_val, max_val = u.max_val, last_val = u.last_val,
-       last_observed_at = u.last_observed_at::timestamptz, last_id = u.last_id, cumulative = u.cumulative, ewma = u.ewma, ewma_var = u.ewma_var,
+       last_observed_at = u.last_observed_at, last_id = u.last_id, cumulative = u.cumulative, ewma = u.ewma, ewma_var = u.ewma_var,
        series_stale = u.stale, updated_at = now()
      FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::float8[], $8::float8[], $9::float8[], $10::float8[],
-       $11::text[], $12::text[], $13::float8[], $14::float8[], $15::float8[], $16::boolean[])
+       $11::timestamptz[], $12::text[], $13::float8[], $14::float8[], $15::float8[], $16::boolean[])
        AS u(kind, ext, attr, count, sum, sum_sq, min_val, max_val, last_val, last_observed_at, last_id, cumulative, ewma, ewma_var, stale)
      WHERE a.project_id = $1 AND a.subject_kind = u.kind AND a.subject_external_id = u.ext AND a.attribute_key = u.attr`,
     [

@@ -43,7 +43,7 @@ export async function upsertAttribute(db: Queryable, id: string, projectId: stri
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)
      ON CONFLICT (project_id, attribute_key) DO UPDATE SET
        data_type = EXCLUDED.data_type, unit = EXCLUDED.unit, min_valid = EXCLUDED.min_valid, max_valid = EXCLUDED.max_valid,
-       required = EXCLUDED.required, metadata = EXCLUDED.metadata, updated_at = now()
+       required = EXCLUDED.required, metadata = EXCLUDED.metadata, updated_at = EXCLUDED.updated_at
      RETURNING *, (xmax = 0) AS created`,
     [
       id,

@@ -51,19 +51,30 @@ export async function subjectQueuedRows(db: Queryable, projectId: string, kind: 
   return rows;
 }
 
-/** Removes the subject's rows from queued batches; a batch left empty is deleted. */
+/**
+ * Removes the subject's rows from queued batches; a batch left empty is deleted. The batches are
+ * locked, filtered here and written back by id (no function of the rows in the UPDATE, which Citus
+ * refuses there).
+ */
 export async function eraseQueuedRows(tx: Queryable, projectId: string, kind: string, externalId: string): Promise<number> {
-  const { rows } = await tx.query<{ removed: string }>(
-    `WITH held AS (SELECT id, row_count FROM typed_ingest_batches WHERE ${BATCH_HOLDS_SUBJECT} FOR UPDATE),
-          kept AS (
-            UPDATE typed_ingest_batches b
-               SET observations = coalesce((SELECT jsonb_agg(e ORDER BY i) FROM jsonb_array_elements(b.observations) WITH ORDINALITY x(e, i) WHERE NOT (${ROW_IS_SUBJECT})), '[]'::jsonb),
-                   row_count = (SELECT count(*) FROM jsonb_array_elements(b.observations) e WHERE NOT (${ROW_IS_SUBJECT}))
-              FROM held WHERE b.id = held.id
-            RETURNING held.row_count - b.row_count AS removed)
-     SELECT coalesce(sum(removed), 0) AS removed FROM kept`,
+  const { rows } = await tx.query<{ id: string; observations: Record<string, unknown>[] }>(
+    `SELECT id, observations FROM typed_ingest_batches WHERE ${BATCH_HOLDS_SUBJECT} ORDER BY id FOR UPDATE`,
     [projectId, kind, externalId],
   );
+  let removed = 0;
+  const kept = rows.map((batch) => {
+    const left = batch.observations.filter((o) => !(String(o?.subjectKind) === kind && String(o?.subjectExternalId) === externalId));
+    removed += batch.observations.length - left.length;
+    return { id: batch.id, observations: JSON.stringify(left), count: left.length };
+  });
+  if (kept.length > 0) {
+    await tx.query(
+      `UPDATE typed_ingest_batches b SET observations = v.observations, row_count = v.count
+         FROM unnest($2::text[], $3::jsonb[], $4::int[]) AS v(id, observations, count)
+        WHERE b.project_id = $1 AND b.id = v.id`,
+      [projectId, kept.map((k) => k.id), kept.map((k) => k.observations), kept.map((k) => k.count)],
+    );
+  }
   await tx.query('DELETE FROM typed_ingest_batches WHERE project_id = $1 AND row_count = 0', [projectId]);
-  return Number(rows[0]!.removed);
+  return removed;
 }

@@ -40,7 +40,7 @@ export async function appendUnfolded(db: Queryable, projectId: string, rows: rea
   if (rows.length === 0) return;
   await db.query(
     `WITH u AS MATERIALIZED (
-       SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[]) WITH ORDINALITY AS u(kind, ext, attr, id, at, value, n)
+       SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::float8[]) WITH ORDINALITY AS u(kind, ext, attr, id, at, value, n)
      ), created AS (
        INSERT INTO typed_accumulators (project_id, subject_kind, subject_external_id, attribute_key)
        SELECT $1, k.kind, k.ext, k.attr FROM (SELECT DISTINCT kind, ext, attr FROM u) k
@@ -48,7 +48,7 @@ export async function appendUnfolded(db: Queryable, projectId: string, rows: rea
        ON CONFLICT DO NOTHING
      )
      INSERT INTO typed_unfolded (project_id, subject_kind, subject_external_id, attribute_key, batch_id, observation_ids, observed_ats, vals)
-     SELECT $1, u.kind, u.ext, u.attr, $2, array_agg(u.id ORDER BY u.n), array_agg(u.at::timestamptz ORDER BY u.n), array_agg(u.value ORDER BY u.n)
+     SELECT $1, u.kind, u.ext, u.attr, $2, array_agg(u.id ORDER BY u.n), array_agg(u.at ORDER BY u.n), array_agg(u.value ORDER BY u.n)
        FROM u GROUP BY u.kind, u.ext, u.attr`,
     [
       projectId,

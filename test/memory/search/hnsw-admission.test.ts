@@ -10,6 +10,7 @@ import { scansExactly } from '../../../src/memory/search/search.js';
 import { insertMemories, writeEmbeddings } from '../../../src/memory/store.js';
 import { newId } from '../../../src/platform/ids.js';
 import { backend, createHarness, type Harness } from '../../helpers/harness.js';
+import { onEveryNode, shardName } from '../../helpers/citus.js';
 import { mulberry32 } from '../../helpers/random.js';
 
 const EXACT_MAX = 30;
@@ -45,8 +46,7 @@ async function admission(h: Harness, projectId: string): Promise<boolean | undef
 
 /** Scans of the HNSW index so far (Postgres's statistics). */
 async function hnswScans(h: Harness): Promise<number> {
-  const { rows } = await h.db.query<{ n: string }>(`SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname = 'memories_embedding_hnsw'`);
-  return Number(rows[0]!.n);
+  return onEveryNode(h.db, `SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname ~ '^${shardName('memories_embedding_hnsw')}$'`);
 }
 
 describe('which vector path a search takes', () => {
@@ -199,10 +199,11 @@ describe.skipIf(backend !== 'pg')('admission while a writer holds a row (Postgre
     // Released once the job is waiting on the writer's row lock, as bounded polls of the server's state (no clock).
     let waiting = false;
     for (let poll = 0; poll < 2000 && !waiting; poll++) {
-      const { rows } = await h.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE memories m SET vector_indexed%'`,
+      const n = await onEveryNode(
+        h.db,
+        `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ~ '^UPDATE ${shardName('memories')} m SET vector_indexed'`,
       );
-      waiting = rows[0]!.n > 0;
+      waiting = n > 0;
     }
     expect(waiting).toBe(true);
     release();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/platform/ids.js';
 import { insertMemories, writeEmbeddings } from '../../../src/memory/store.js';
 import { backend, createHarness, type Harness } from '../../helpers/harness.js';
+import { onEveryNode, shardName } from '../../helpers/citus.js';
 import { mulberry32 } from '../../helpers/random.js';
 
 const MIN_ROWS = 2000;
@@ -48,8 +49,7 @@ async function ivfIndexes(h: Harness): Promise<{ name: string; definition: strin
 }
 
 async function scans(h: Harness, index: string): Promise<number> {
-  const { rows } = await h.db.query<{ n: string }>(`SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname = $1`, [index]);
-  return Number(rows[0]!.n);
+  return onEveryNode(h.db, `SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname ~ '^${shardName(index)}$'`);
 }
 
 describe.skipIf(backend !== 'pg')('IVFFlat indexes of the largest projects (Postgres)', () => {

@@ -1,0 +1,85 @@
+// A fresh database on the Citus cluster at CITUS_URL (scripts/citus/cluster.sh): created on the
+// coordinator and every worker, Citus in each, the workers registered, Lattice's migrations applied
+// and every table distributed (`lattice citus distribute`), so a test file starts where an operator
+// does after the recipe. Few shards per table (4): a file's database is made in seconds.
+import pg from 'pg';
+import { distribute } from '../../src/platform/citus.js';
+import { createPgDb } from '../../src/platform/db-pg.js';
+import { migrate } from '../../src/platform/migrations.js';
+
+export const CITUS_URL = process.env.CITUS_URL;
+
+function at(url: string, port: number | undefined, database: string): string {
+  const parsed = new URL(url);
+  if (port !== undefined) parsed.port = String(port);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function run(url: string, statements: readonly string[]): Promise<pg.QueryResult[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const results: pg.QueryResult[] = [];
+    for (const sql of statements) results.push(await client.query(sql));
+    return results;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The workers' ports, as the coordinator's `postgres` database registers them. */
+async function workerPorts(coordinator: string): Promise<number[]> {
+  const [result] = await run(at(coordinator, undefined, 'postgres'), [`SELECT nodeport FROM pg_dist_node WHERE groupid <> 0 AND isactive ORDER BY nodeport`]);
+  return result!.rows.map((r: { nodeport: number }) => r.nodeport);
+}
+
+/**
+ * Creates `name` on every node of the cluster, migrated and (unless `distribute: false`, for a test
+ * that distributes a populated database itself) distributed; answers its URL on the coordinator.
+ */
+export async function createCitusDatabase(coordinator: string, name: string, options: { distribute?: boolean } = {}): Promise<string> {
+  const workers = await workerPorts(coordinator);
+  const coordinatorPort = Number(new URL(coordinator).port || 5432);
+  for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`CREATE DATABASE ${name}`]);
+  for (const port of workers) await run(at(coordinator, port, name), ['CREATE EXTENSION citus']);
+  const url = at(coordinator, undefined, name);
+  await run(url, [
+    'CREATE EXTENSION citus',
+    `SELECT citus_set_coordinator_host('${new URL(coordinator).hostname}', ${coordinatorPort})`,
+    ...workers.map((port) => `SELECT citus_add_node('${new URL(coordinator).hostname}', ${port})`),
+    `ALTER DATABASE ${name} SET citus.shard_count = 4`,
+  ]);
+  const db = createPgDb({ connectionString: url, max: 2 });
+  try {
+    await migrate(db);
+    if (options.distribute !== false) await distribute(db);
+  } finally {
+    await db.close();
+  }
+  return url;
+}
+
+/** Drops `name` from every node. */
+export async function dropCitusDatabase(coordinator: string, name: string): Promise<void> {
+  const workers = await workerPorts(coordinator);
+  const coordinatorPort = Number(new URL(coordinator).port || 5432);
+  for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
+}
+
+/**
+ * A count or sum of server state (pg_stat_activity, pg_stat_user_indexes) over every node that
+ * holds rows: on Citus the coordinator and the workers, where a shard's statements wait and its
+ * indexes are scanned; otherwise the one server. `sql` answers one numeric column; it takes no
+ * parameters (run_command_on_all_nodes passes none). Shard tables and indexes carry a suffix
+ * (`memories_102008`): match names with `shardName('memories')`.
+ */
+export async function onEveryNode(db: { query<T>(text: string, params?: readonly unknown[]): Promise<{ rows: T[] }> }, sql: string): Promise<number> {
+  if (!CITUS_URL) return Number(Object.values((await db.query<Record<string, unknown>>(sql)).rows[0] ?? { n: 0 })[0] ?? 0);
+  const { rows } = await db.query<{ success: boolean; result: string }>(`SELECT success, result FROM run_command_on_all_nodes($1)`, [sql]);
+  for (const r of rows) if (!r.success) throw new Error(`on a node: ${r.result}`);
+  return rows.reduce((sum, r) => sum + Number(r.result || 0), 0);
+}
+
+/** A regular expression (for `~`) matching a table or index name, on a shard too (schema-qualified, suffixed). */
+export const shardName = (name: string) => `(public\\.)?${name}(_[0-9]+)?`;
