@@ -25,19 +25,24 @@ case "$action" in
       node=${nodes[$i]} p=$((port + i))
       if [ ! -f "$dir/$node/PG_VERSION" ]; then
         as_pg "$bindir/initdb" -D "$dir/$node" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-        cat >> "$dir/$node/postgresql.conf" <<CONF
+        echo "include 'lattice.conf'" >> "$dir/$node/postgresql.conf"
+      fi
+      # Rewritten on every start (a running node takes it at its next restart). Each database has a
+      # Citus maintenance worker: tests that make a database per file need many.
+      cat > "$dir/$node/lattice.conf" <<CONF
 port = $p
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
 shared_preload_libraries = 'citus'
 max_connections = 300
+max_worker_processes = 64
 shared_buffers = 256MB
 fsync = off
 synchronous_commit = off
 full_page_writes = off
 citus.enable_unsafe_triggers = on
 CONF
-      fi
+      [ "$(id -u)" = 0 ] && chown postgres "$dir/$node/lattice.conf"
       if ! as_pg "$bindir/pg_ctl" -D "$dir/$node" status >/dev/null 2>&1; then
         as_pg "$bindir/pg_ctl" -D "$dir/$node" -l "$dir/$node.log" -w start >/dev/null
       fi

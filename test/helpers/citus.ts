@@ -39,6 +39,22 @@ async function workerPorts(coordinator: string): Promise<number[]> {
  * that distributes a populated database itself) distributed; answers its URL on the coordinator.
  */
 export async function createCitusDatabase(coordinator: string, name: string, options: { distribute?: boolean } = {}): Promise<string> {
+  // One file's set-up at a time: adding the nodes to a database writes the cluster's shared
+  // catalogs (its roles), and two at once fail with "tuple concurrently updated".
+  const lock = new pg.Client({ connectionString: at(coordinator, undefined, 'postgres') });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [SETUP_LOCK]);
+    return await setUp(coordinator, name, options);
+  } finally {
+    await lock.end();
+  }
+}
+
+/** Any constant shared by the test processes; "citusset" in ASCII. */
+const SETUP_LOCK = '7163657375746963';
+
+async function setUp(coordinator: string, name: string, options: { distribute?: boolean }): Promise<string> {
   const workers = await workerPorts(coordinator);
   const coordinatorPort = Number(new URL(coordinator).port || 5432);
   for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`CREATE DATABASE ${name}`]);
