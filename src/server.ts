@@ -92,9 +92,11 @@ export async function serve(config: Config): Promise<Running> {
     if (config.serveRunsJobs) await lattice.startConsumers();
     app = await buildApp(lattice, { encoderLoaded: () => encoderLoaded });
     await app.listen({ port: config.port, host: config.host });
+    // The port it got: PORT=0 asks the system for a free one.
+    const port = (app.server.address() as { port: number } | null)?.port ?? config.port;
     log.info(
       { database: lattice.runtime.db.kind, queue: lattice.runtime.queue.kind, jobsInProcess: config.serveRunsJobs, embedder: lattice.apis.embeddings.model },
-      `lattice listening on ${config.host}:${config.port} (OpenAPI at /openapi.json, docs at /docs)`,
+      `lattice listening on ${config.host}:${port} (OpenAPI at /openapi.json, docs at /docs)`,
     );
   } catch (error) {
     // A signal during start-up closes the database under the steps above; the signal handler

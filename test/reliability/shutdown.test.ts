@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, REDIS_URL, SERVER_DATABASE_URL } from '../helpers/harness.js';
 import { startCli, type LongRunning } from '../helpers/processes.js';
 
-const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
+/** The server's log line for the slow POST: its head has arrived, so the request is in flight. */
+const ARRIVED = /"url":"\/api\/v1\/projects\/demo\/admin\/memory"[^\n]*"msg":"incoming request"/;
 
 describe('shutdown of lattice serve', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -22,11 +23,12 @@ describe('shutdown of lattice serve', () => {
   async function serve(env: Record<string, string> = {}): Promise<{ server: LongRunning; port: string; apiKey: string }> {
     const dataDir = await mkdtemp(join(tmpdir(), 'lattice-shutdown-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const p = port();
-    const server = startCli(['serve'], { DATA_DIR: dataDir, PORT: p, HOST: '127.0.0.1', POOL_MAX_THREADS: '1', LOG_LEVEL: 'info', ...env });
+    // PORT=0: the system gives a free port, which the server logs (a port picked here could be
+    // taken by another process before the server binds it).
+    const server = startCli(['serve'], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', POOL_MAX_THREADS: '1', LOG_LEVEL: 'info', ...env });
     cleanups.push(async () => server.child.kill('SIGKILL'));
     const [, apiKey] = (await server.waitFor(/^\s+(lat_\S+)\s*$/m)) as unknown as [string, string];
-    await server.waitFor(/listening/);
+    const [, p] = (await server.waitFor(/lattice listening on [^\s:]+:(\d+)/)) as unknown as [string, string];
     return { server, port: p, apiKey };
   }
 
@@ -65,7 +67,7 @@ describe('shutdown of lattice serve', () => {
         .end();
     });
     const inFlight = slowPost(p, '/api/v1/projects/demo/admin/memory', apiKey, JSON.stringify({ content: 'Written during shutdown' }));
-    await new Promise((r) => setTimeout(r, 200));
+    await server.waitFor(ARRIVED);
     const exited = exitOf(server);
     server.child.kill('SIGTERM');
     await server.waitFor(/shutting down/);
@@ -80,7 +82,7 @@ describe('shutdown of lattice serve', () => {
     const { server, port: p, apiKey } = await serve({ SHUTDOWN_TIMEOUT_MS: '1500' });
     const stuck = slowPost(p, '/api/v1/projects/demo/admin/memory', apiKey, JSON.stringify({ content: 'never finished' }));
     cleanups.push(async () => stuck.socket.destroy());
-    await new Promise((r) => setTimeout(r, 200));
+    await server.waitFor(ARRIVED);
     const exited = exitOf(server);
     server.child.kill('SIGTERM');
     const { code, ms } = await exited;
