@@ -4,6 +4,7 @@
 // does after the recipe. Few shards per table (4): a file's database is made in seconds.
 import pg from 'pg';
 import { distribute } from '../../src/platform/citus.js';
+import type { Queryable } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { migrate } from '../../src/platform/migrations.js';
 
@@ -16,7 +17,8 @@ function at(url: string, port: number | undefined, database: string): string {
   return parsed.toString();
 }
 
-async function run(url: string, statements: readonly string[]): Promise<pg.QueryResult[]> {
+/** Runs statements in order on one connection to `url` (a database of one node). */
+export async function run(url: string, statements: readonly string[]): Promise<pg.QueryResult[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -90,8 +92,8 @@ export async function dropCitusDatabase(coordinator: string, name: string): Prom
  * parameters (run_command_on_all_nodes passes none). Shard tables and indexes carry a suffix
  * (`memories_102008`): match names with `shardName('memories')`.
  */
-export async function onEveryNode(db: { query<T>(text: string, params?: readonly unknown[]): Promise<{ rows: T[] }> }, sql: string): Promise<number> {
-  if (!CITUS_URL) return Number(Object.values((await db.query<Record<string, unknown>>(sql)).rows[0] ?? { n: 0 })[0] ?? 0);
+export async function onEveryNode(db: Queryable, sql: string): Promise<number> {
+  if (!CITUS_URL) return Number((await db.query<{ n: unknown }>(`SELECT (${sql}) AS n`)).rows[0]!.n);
   const { rows } = await db.query<{ success: boolean; result: string }>(`SELECT success, result FROM run_command_on_all_nodes($1)`, [sql]);
   for (const r of rows) if (!r.success) throw new Error(`on a node: ${r.result}`);
   return rows.reduce((sum, r) => sum + Number(r.result || 0), 0);

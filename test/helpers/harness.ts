@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLattice, type Apis, type Lattice } from '../../src/modules.js';
@@ -14,7 +13,7 @@ import type { Db } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { createPgliteDb } from '../../src/platform/db-pglite.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { CITUS_URL, createCitusDatabase, dropCitusDatabase } from './citus.js';
+import { CITUS_URL, createCitusDatabase, dropCitusDatabase, run } from './citus.js';
 import type { Plan } from '../../src/tenancy/index.js';
 
 /** A Citus coordinator (CITUS_URL) takes the place of DATABASE_URL: each file's database is distributed. */
@@ -34,13 +33,7 @@ function withDatabase(url: string, database: string): string {
 }
 
 async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: withDatabase(SERVER_DATABASE_URL!, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  await run(withDatabase(SERVER_DATABASE_URL!, 'postgres'), [sql]);
 }
 
 export interface TestDatabase {
