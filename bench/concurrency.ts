@@ -27,6 +27,8 @@
 //
 //   npm run bench:concurrency                      # embedded default (PGlite, in-process queue)
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:concurrency
+//   CITUS_URL=postgres://postgres@127.0.0.1:9700/postgres REDIS_URL=redis://127.0.0.1:6379 npm run bench:concurrency
+//     (on a throwaway database of the cluster scripts/citus/cluster.sh starts, distributed by project)
 // Settings: CONCURRENCY_CLIENTS (1,4,16,64), CONCURRENCY_SECONDS per phase (20),
 // CONCURRENCY_PROJECTS (20), CONCURRENCY_SEED_MEMORIES per project (100), CONCURRENCY_NODE_ARGS for
 // the server's node (--cpu-prof…); the service settings

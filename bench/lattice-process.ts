@@ -2,8 +2,10 @@
 // bench/concurrency.ts): measured from outside, as a client sees it, over real sockets, and with
 // its own CPU and memory to read. With DATABASE_URL set it runs on a throwaway Postgres database created
 // here and dropped at close (and, with REDIS_URL, BullMQ under a throwaway QUEUE_PREFIX, jobs run
-// by the server itself, SERVE_RUNS_JOBS=true); without, on the embedded default (PGlite, in-process
-// queue) in a temporary DATA_DIR. The per-key rate limit is raised out of the way: it would shape
+// by the server itself, SERVE_RUNS_JOBS=true); with CITUS_URL set (it wins over DATABASE_URL), on a
+// throwaway database of that Citus cluster, made on every node and distributed as `lattice citus
+// distribute` does (bench/support.ts, BENCH_CITUS_SHARDS); without either, on the embedded default
+// (PGlite, in-process queue) in a temporary DATA_DIR. The per-key rate limit is raised out of the way: it would shape
 // the load the run means to measure.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { CLI, freePort, runCli } from '../test/helpers/processes.js';
-import { deleteQueueKeys, progress, sleep } from './support.js';
+import { createCitusDatabase, dropCitusDatabase } from '../test/helpers/citus.js';
+import { citusShardCount, deleteQueueKeys, progress, sleep } from './support.js';
 
 /**
  * Handed through to the server when set: service settings worth trying under load, and the
@@ -59,7 +62,7 @@ export class LatticeProcess {
   };
 
   private constructor(
-    /** 'Postgres + Redis', 'Postgres' or 'PGlite, in-process queue'. */
+    /** 'Postgres + Redis', 'Postgres', 'Citus + Redis', 'Citus' or 'PGlite, in-process queue'. */
     readonly backend: string,
     /** The server's whole environment: only what is set here, plus PATH. */
     private readonly env: Record<string, string>,
@@ -81,33 +84,40 @@ export class LatticeProcess {
     };
     for (const key of PASSED_THROUGH) if (process.env[key]) env[key] = process.env[key]!;
     const cleanups: (() => Promise<unknown>)[] = [];
-    if (serverUrl) {
+    const citusUrl = process.env.CITUS_URL;
+    if (citusUrl || serverUrl) {
       const database = `lattice_${name}_${Date.now().toString(36)}`;
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${database}`);
-      await admin.end();
-      const url = new URL(serverUrl);
-      url.pathname = `/${database}`;
-      env.DATABASE_URL = url.toString();
+      if (citusUrl) {
+        progress(`[lattice] creating ${database} on every node of the Citus cluster (${citusShardCount()} shards per table)`);
+        env.DATABASE_URL = await createCitusDatabase(citusUrl, database, { shardCount: citusShardCount() });
+        cleanups.push(() => dropCitusDatabase(citusUrl, database));
+      } else {
+        const admin = new pg.Client({ connectionString: serverUrl });
+        await admin.connect();
+        await admin.query(`CREATE DATABASE ${database}`);
+        await admin.end();
+        const url = new URL(serverUrl!);
+        url.pathname = `/${database}`;
+        env.DATABASE_URL = url.toString();
+        cleanups.push(async () => {
+          const drop = new pg.Client({ connectionString: serverUrl });
+          await drop.connect();
+          await drop.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+          await drop.end();
+        });
+      }
       const redisUrl = process.env.REDIS_URL;
       if (redisUrl) {
         Object.assign(env, { REDIS_URL: redisUrl, QUEUE_PREFIX: database, SERVE_RUNS_JOBS: 'true' });
         // Completed jobs stay in Redis for an hour; a load run leaves tens of thousands.
         cleanups.push(() => deleteQueueKeys(redisUrl, database));
       }
-      cleanups.push(async () => {
-        const drop = new pg.Client({ connectionString: serverUrl });
-        await drop.connect();
-        await drop.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-        await drop.end();
-      });
     } else {
       const dataDir = await mkdtemp(join(tmpdir(), `lattice-${name}-`));
       env.DATA_DIR = dataDir;
       cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     }
-    const backend = serverUrl ? `Postgres${process.env.REDIS_URL ? ' + Redis' : ''}` : 'PGlite, in-process queue';
+    const backend = citusUrl || serverUrl ? `${citusUrl ? 'Citus' : 'Postgres'}${process.env.REDIS_URL ? ' + Redis' : ''}` : 'PGlite, in-process queue';
     return new LatticeProcess(backend, env, cleanups);
   }
 

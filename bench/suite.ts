@@ -35,6 +35,10 @@
 //   the traversal; BENCH_SUITE_DISCOVER_CALLS (3); BENCH_SUITE_EMBED_WAIT_S (600: the longest wait for
 //   the pattern memories' embeddings before timing); BENCH_SUITE_PARTS (search,save,typed,route,emit,graph,behavior);
 //   BENCH_SKIP_PGLITE=1 (Postgres only).
+// With CITUS_URL (the coordinator of scripts/citus/cluster.sh) the same parts run a third time, on a
+// throwaway database of the cluster, distributed as `lattice citus distribute` does
+// (BENCH_CITUS_SHARDS shards per table, 32 by default), with the Postgres settings: its rows sit
+// beside plain Postgres's in the one table. Its goals are checked as Postgres's are.
 // This suite sets in its own environment, before the contexts read their config:
 // WEBHOOK_ALLOW_PRIVATE_TARGETS=true (the webhook receiver is on 127.0.0.1), BEHAVIOR_MINING_DEBOUNCE_MS
 // and BEHAVIOR_MINING_MAX_WAIT_MS to a day (no mining in the background while measuring), and unless
@@ -47,7 +51,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
 import type { Lattice } from '../src/modules.js';
-import { markdownTable, positiveInt, progress, runBench, seconds, startReceiver, thousands, withPgliteContext, withPostgresContext } from './support.js';
+import { citusServer, markdownTable, positiveInt, progress, runBench, seconds, startReceiver, thousands, withCitusContext, withPgliteContext, withPostgresContext } from './support.js';
 import { benchBehavior } from './suite/behavior.js';
 import { goalCell, part, ratioText, sized, type Run, type SuiteRow } from './suite/common.js';
 import { benchGraph } from './suite/graph.js';
@@ -96,6 +100,7 @@ async function runBackend(ctx: Lattice, setup: string, postgres: boolean, receiv
       `SELECT current_setting('server_version') AS pg, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
     );
     server = `Postgres ${v[0]!.pg}, pgvector ${v[0]!.vector}`;
+    if (setup.startsWith('Citus')) server += `, ${await citusServer(ctx.runtime.db)}`;
   }
   progress(`[${setup}] settings: ${JSON.stringify(settings)}; parts ${parts.join(',')}`);
   const app = await buildApp(ctx, { logger: false });
@@ -173,6 +178,8 @@ async function main(): Promise<void> {
     else await withPgliteContext(log, (ctx, setup) => runBackend(ctx, setup, false, receiver));
     if (process.env.DATABASE_URL) await withPostgresContext(process.env.DATABASE_URL, process.env.REDIS_URL, log, (ctx, setup) => runBackend(ctx, setup, true, receiver));
     else progress('DATABASE_URL is not set: skipping the Postgres run');
+    if (process.env.CITUS_URL) await withCitusContext(process.env.CITUS_URL, process.env.REDIS_URL, log, (ctx, setup) => runBackend(ctx, setup, true, receiver));
+    else progress('CITUS_URL is not set: skipping the Citus run');
   } finally {
     await receiver.close();
     report(started);

@@ -16,6 +16,7 @@ import { createLattice, type Lattice } from '../src/modules.js';
 import { createPgliteDb } from '../src/platform/db-pglite.js';
 import type { Db, Queryable } from '../src/platform/db.js';
 import type { IngestReport, ObservationInput } from '../src/typed/schemas.js';
+import { createCitusDatabase, dropCitusDatabase } from '../test/helpers/citus.js';
 
 export const progress = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -323,6 +324,67 @@ export async function withPostgresContext(
     try {
       await ctx.startConsumers();
       await fn(ctx, `Postgres, ${ctx.runtime.queue.kind} queue`);
+    } finally {
+      await ctx.close();
+    }
+  });
+}
+
+/**
+ * Shards per distributed table in a bench's Citus database: BENCH_CITUS_SHARDS, by default Citus's
+ * own default of 32 (the tests use 4, which is quicker to make but not what an operator runs).
+ */
+export const citusShardCount = () => positiveInt('BENCH_CITUS_SHARDS', 32);
+
+/**
+ * A throwaway database `lattice_bench_*` on the Citus cluster of `coordinatorUrl`
+ * (scripts/citus/cluster.sh): made on every node, migrated and distributed as `lattice citus
+ * distribute` does; `fn` gets its URL (and a queue prefix, with `redisUrl`); dropped from every node
+ * after, and the prefix's keys deleted. BENCH_KEEP_DB=1 keeps it.
+ */
+export async function withThrowawayCitus<T>(
+  coordinatorUrl: string,
+  redisUrl: string | undefined,
+  fn: (env: { databaseUrl: string; queuePrefix: string }) => Promise<T>,
+): Promise<T> {
+  const name = `lattice_bench_${randomBytes(6).toString('hex')}`;
+  const queuePrefix = `lattice-bench-${randomBytes(6).toString('hex')}`;
+  const shards = citusShardCount();
+  progress(`[citus] creating ${name} on every node (${shards} shards per table), migrating and distributing`);
+  const databaseUrl = await createCitusDatabase(coordinatorUrl, name, { shardCount: shards });
+  try {
+    return await fn({ databaseUrl, queuePrefix });
+  } finally {
+    if (process.env.BENCH_KEEP_DB) progress(`[citus] kept ${name}`);
+    else {
+      await dropCitusDatabase(coordinatorUrl, name);
+      progress(`[citus] dropped ${name} from every node`);
+    }
+    if (redisUrl) await deleteQueueKeys(redisUrl, queuePrefix);
+  }
+}
+
+/** The Citus version and the nodes holding shards, for a heading: "Citus 13.2.2, 2 workers". */
+export async function citusServer(db: Queryable): Promise<string> {
+  const { rows } = await db.query<{ version: string; workers: number }>(
+    `SELECT (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS version,
+            (SELECT count(*)::int FROM pg_dist_node WHERE groupid <> 0 AND isactive) AS workers`,
+  );
+  return `Citus ${rows[0]!.version}, ${rows[0]!.workers} workers`;
+}
+
+/** The same as withPostgresContext on a throwaway database of the Citus cluster at `coordinatorUrl`. */
+export async function withCitusContext(
+  coordinatorUrl: string,
+  redisUrl: string | undefined,
+  log: FastifyBaseLogger,
+  fn: (ctx: Lattice, setup: string) => Promise<void>,
+): Promise<void> {
+  await withThrowawayCitus(coordinatorUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
+    const ctx = await createLattice(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
+    try {
+      await ctx.startConsumers();
+      await fn(ctx, `Citus, ${ctx.runtime.queue.kind} queue`);
     } finally {
       await ctx.close();
     }

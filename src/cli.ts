@@ -148,9 +148,10 @@ async function main(argv: string[]): Promise<number> {
         print(
           json,
           report,
-          changed === 0
+          (changed === 0
             ? `already distributed (${report.unchanged.length} tables)`
-            : `reference tables: ${report.referenceTables.join(', ') || 'none'}; distributed by project_id: ${report.distributed.join(', ')}; foreign keys restored: ${report.foreignKeys.length}`,
+            : `reference tables: ${report.referenceTables.join(', ') || 'none'}; distributed by project_id: ${report.distributed.join(', ')}; foreign keys restored: ${report.foreignKeys.length}`) +
+            `; on every node: ${report.settings.join(', ')}`,
         );
         return 0;
       });

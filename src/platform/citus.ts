@@ -21,7 +21,19 @@ export interface DistributionReport {
   unchanged: string[];
   /** Foreign keys between project-owned tables dropped for the distribution and added back. */
   foreignKeys: string[];
+  /** The database's settings on every node (NODE_SETTINGS), set on each run. */
+  settings: string[];
 }
+
+/**
+ * Settings of the database on every node, set by each run of `distribute` (`ALTER DATABASE ... SET`,
+ * which Citus sends to every worker; run it again after adding a node). Lattice's own connections set
+ * these for their sessions, but a statement routed to a shard runs in a session Citus opened on the
+ * worker, which takes the database's settings:
+ *   - jit off: search steers the planner with enable_sort = off, whose inflated costs set JIT
+ *     compilation off on every search (60 ms a statement on a worker, where the walk takes 3 ms).
+ */
+const NODE_SETTINGS: readonly [string, string][] = [['jit', 'off']];
 
 interface TableRow {
   name: string;
@@ -93,7 +105,12 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  */
 export async function distribute(db: Db): Promise<DistributionReport> {
   if (!(await citusInstalled(db))) throw new Error('Citus is not installed in this database: run CREATE EXTENSION citus on the coordinator first');
-  const report: DistributionReport = { referenceTables: [], distributed: [], unchanged: [], foreignKeys: [] };
+  const report: DistributionReport = { referenceTables: [], distributed: [], unchanged: [], foreignKeys: [], settings: [] };
+  const { rows: current } = await db.query<{ name: string }>('SELECT current_database() AS name');
+  for (const [name, value] of NODE_SETTINGS) {
+    await db.exec(`ALTER DATABASE ${quote(current[0]!.name)} SET ${name} = ${value}`);
+    report.settings.push(`${name} = ${value}`);
+  }
   const all = await tables(db);
   // A table keyed by something other than its project (projects; api_keys, found by key hash on
   // every request before the project is known) is small and read everywhere: a reference table.

@@ -2,8 +2,9 @@
 // and recorded in schema_migrations, all under one advisory lock so that two processes booting at
 // once apply each file exactly once. On a Citus deployment the tables they create are distributed.
 import { readdir, readFile } from 'node:fs/promises';
+import { postgreSplitterOptions, splitQuery } from 'dbgate-query-splitter';
 import { join } from 'node:path';
-import { distributeNew } from './citus.js';
+import { citusInstalled, distributeNew } from './citus.js';
 import type { Db } from './db.js';
 import { projectRoot } from './project-root.js';
 
@@ -30,6 +31,18 @@ export async function loadMigrations(dir = join(projectRoot(), 'migrations')): P
   return migrations;
 }
 
+/**
+ * A migration's statements, one by one. Citus refuses a CREATE INDEX or CREATE TRIGGER on a
+ * distributed table sent with other statements in one query string ("cannot insert multiple
+ * commands into a prepared statement": it replays the string on the shards), so every backend runs
+ * them singly, in the migration's one transaction.
+ */
+export function statements(sql: string): string[] {
+  return splitQuery(sql, postgreSplitterOptions)
+    .map((item) => (typeof item === 'string' ? item : item.text))
+    .filter((text) => text.replace(/--[^\n]*/g, '').trim() !== '');
+}
+
 export interface MigrateResult {
   applied: string[];
   current: number;
@@ -48,10 +61,16 @@ export async function migrate(db: Db, migrations?: Migration[]): Promise<Migrate
       (await session.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
     );
     const applied: string[] = [];
+    // On Citus, a migration that adds a trigger to a distributed table is refused unless
+    // citus.enable_unsafe_triggers is on for the statement (a trigger fires on the workers without
+    // it; only its creation is checked). Lattice's trigger functions write rows of the row's own
+    // project, so of the same shard group: set for the migration's transaction alone.
+    const citus = all.some((m) => !done.has(m.version)) && (await citusInstalled(session));
     for (const migration of all) {
       if (done.has(migration.version)) continue;
       await session.transaction(async (tx) => {
-        await tx.exec(migration.sql);
+        if (citus) await tx.exec('SET LOCAL citus.enable_unsafe_triggers = on');
+        for (const statement of statements(migration.sql)) await tx.exec(statement);
         await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
       });
       applied.push(`${String(migration.version).padStart(4, '0')}_${migration.name}`);

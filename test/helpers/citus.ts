@@ -1,7 +1,8 @@
 // A fresh database on the Citus cluster at CITUS_URL (scripts/citus/cluster.sh): created on the
 // coordinator and every worker, Citus in each, the workers registered, Lattice's migrations applied
 // and every table distributed (`lattice citus distribute`), so a test file starts where an operator
-// does after the recipe. Few shards per table (4): a file's database is made in seconds.
+// does after the recipe. Few shards per table (4) unless asked: a file's database is made in seconds.
+// The benches (bench/support.ts, bench/lattice-process.ts) make theirs here too, with Citus's 32.
 import pg from 'pg';
 import { distribute } from '../../src/platform/citus.js';
 import type { Queryable } from '../../src/platform/db.js';
@@ -40,7 +41,7 @@ async function workerPorts(coordinator: string): Promise<number[]> {
  * Creates `name` on every node of the cluster, migrated and (unless `distribute: false`, for a test
  * that distributes a populated database itself) distributed; answers its URL on the coordinator.
  */
-export async function createCitusDatabase(coordinator: string, name: string, options: { distribute?: boolean } = {}): Promise<string> {
+export async function createCitusDatabase(coordinator: string, name: string, options: CitusDatabaseOptions = {}): Promise<string> {
   // One file's set-up at a time: adding the nodes to a database writes the cluster's shared
   // catalogs (its roles), and two at once fail with "tuple concurrently updated".
   const lock = new pg.Client({ connectionString: at(coordinator, undefined, 'postgres') });
@@ -53,10 +54,19 @@ export async function createCitusDatabase(coordinator: string, name: string, opt
   }
 }
 
+export interface CitusDatabaseOptions {
+  /** false: migrated only, for a test that distributes a populated database itself. */
+  distribute?: boolean;
+  /** Shards per distributed table (citus.shard_count for the database); 4 by default. */
+  shardCount?: number;
+}
+
 /** Any constant shared by the test processes; "citusset" in ASCII. */
 const SETUP_LOCK = '7163657375746963';
 
-async function setUp(coordinator: string, name: string, options: { distribute?: boolean }): Promise<string> {
+async function setUp(coordinator: string, name: string, options: CitusDatabaseOptions): Promise<string> {
+  const shardCount = options.shardCount ?? 4;
+  if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > 1024) throw new Error('shardCount must be an integer from 1 to 1024');
   const workers = await workerPorts(coordinator);
   const coordinatorPort = Number(new URL(coordinator).port || 5432);
   for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`CREATE DATABASE ${name}`]);
@@ -66,7 +76,7 @@ async function setUp(coordinator: string, name: string, options: { distribute?: 
     'CREATE EXTENSION citus',
     `SELECT citus_set_coordinator_host('${new URL(coordinator).hostname}', ${coordinatorPort})`,
     ...workers.map((port) => `SELECT citus_add_node('${new URL(coordinator).hostname}', ${port})`),
-    `ALTER DATABASE ${name} SET citus.shard_count = 4`,
+    `ALTER DATABASE ${name} SET citus.shard_count = ${shardCount}`,
   ]);
   const db = createPgDb({ connectionString: url, max: 2 });
   try {
@@ -78,11 +88,15 @@ async function setUp(coordinator: string, name: string, options: { distribute?: 
   return url;
 }
 
+/** Runs `sql` on the `postgres` database of the coordinator and of every worker. */
+export async function onEveryServer(coordinator: string, sql: string): Promise<void> {
+  const coordinatorPort = Number(new URL(coordinator).port || 5432);
+  for (const port of [coordinatorPort, ...(await workerPorts(coordinator))]) await run(at(coordinator, port, 'postgres'), [sql]);
+}
+
 /** Drops `name` from every node. */
 export async function dropCitusDatabase(coordinator: string, name: string): Promise<void> {
-  const workers = await workerPorts(coordinator);
-  const coordinatorPort = Number(new URL(coordinator).port || 5432);
-  for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
+  await onEveryServer(coordinator, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
 
 /**

@@ -8,8 +8,9 @@ import { createLattice, type Lattice } from '../../src/modules.js';
 import { distribute } from '../../src/platform/citus.js';
 import type { Db, Queryable } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
+import { loadMigrations, migrate, type Migration } from '../../src/platform/migrations.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { CITUS_URL, createCitusDatabase, dropCitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, createCitusDatabase, dropCitusDatabase, onEveryNode, onEveryServer } from '../helpers/citus.js';
 import { createHarness, testConfig, uniqueName, type Harness } from '../helpers/harness.js';
 
 interface Statement {
@@ -65,11 +66,18 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (skipped without CITUS_URL: scri
       expect(distributed.filter((r) => r.method !== 'h' || !r.colocated).map((r) => r.table)).toEqual([]);
     });
 
+    it("sets the database's settings on every node: JIT off, as Lattice's own sessions have it, for the sessions Citus opens on the workers", async () => {
+      const { rows } = await h.db.query<{ nodes: number }>(`SELECT count(*)::int AS nodes FROM pg_dist_node WHERE isactive`);
+      expect(rows[0]!.nodes).toBeGreaterThanOrEqual(3);
+      expect(await onEveryNode(h.db, `SELECT (current_setting('jit') = 'off')::int`)).toBe(rows[0]!.nodes);
+    });
+
     it('is idempotent: a second run changes nothing', async () => {
       const again = await distribute(h.db);
       expect(again.distributed).toEqual([]);
       expect(again.referenceTables).toEqual([]);
       expect(again.unchanged.length).toBeGreaterThan(30);
+      expect(again.settings).toEqual(['jit = off']);
     });
   });
 
@@ -119,6 +127,50 @@ describe.skipIf(!CITUS_URL)('on a Citus cluster (skipped without CITUS_URL: scri
       expect(after.terms).toBeGreaterThan(before.terms);
       const queued = await db.query(`SELECT 1 FROM behavior_mining_queue WHERE project_id = 'populated' AND subject_external_id = 'u-1'`);
       expect(queued.rows.length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('a later migration', () => {
+    const name = uniqueName('lattice_t').toLowerCase();
+    let db: Db;
+    beforeAll(async () => {
+      const url = await createCitusDatabase(CITUS_URL!, name);
+      // As on a cluster whose nodes were not configured for triggers: off for every session of this
+      // database on every node. Lattice's triggers then still fire; only their creation is checked.
+      await onEveryServer(CITUS_URL!, `ALTER DATABASE ${name} SET citus.enable_unsafe_triggers = off`);
+      db = createPgDb({ connectionString: url, max: 2 });
+    });
+    afterAll(async () => {
+      await db?.close();
+      await dropCitusDatabase(CITUS_URL!, name);
+    });
+
+    it('distributes the table it creates and may add a trigger to a distributed table, with citus.enable_unsafe_triggers off on every node', async () => {
+      const { rows: setting } = await db.query<{ on: string }>(`SELECT current_setting('citus.enable_unsafe_triggers') AS on`);
+      expect(setting[0]!.on).toBe('off');
+      await expect(db.exec(`CREATE TRIGGER refused AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()`)).rejects.toThrow(/triggers are not supported on distributed tables/);
+      const later: Migration = {
+        version: 9000,
+        name: 'later',
+        sql: `CREATE TABLE later_notes (project_id text NOT NULL, id text NOT NULL, note text NOT NULL, PRIMARY KEY (project_id, id));
+              CREATE FUNCTION later_note() RETURNS trigger LANGUAGE plpgsql AS $$
+              BEGIN
+                INSERT INTO later_notes (project_id, id, note) VALUES (NEW.project_id, NEW.id, 'saved');
+                RETURN NULL;
+              END $$;
+              CREATE TRIGGER later_note AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION later_note();`,
+      };
+      const result = await migrate(db, [...(await loadMigrations()), later]);
+      expect(result.applied).toEqual(['9000_later']);
+      const { rows } = await db.query<{ method: string; colocated: boolean }>(
+        `SELECT partmethod::text AS method, colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'memories'::regclass) AS colocated
+           FROM pg_dist_partition WHERE logicalrelid = 'later_notes'::regclass`,
+      );
+      expect(rows).toEqual([{ method: 'h', colocated: true }]);
+      await db.exec(`INSERT INTO projects (id, name) VALUES ('later', 'later')`);
+      await db.exec(`INSERT INTO memories (id, project_id, content, content_hash, type) VALUES ('m-later', 'later', 'Walks to work', 'h-later', 'fact')`);
+      const { rows: notes } = await db.query(`SELECT project_id, id, note FROM later_notes`);
+      expect(notes).toEqual([{ project_id: 'later', id: 'm-later', note: 'saved' }]);
     });
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/platform/db.js';
-import { loadMigrations, migrate } from '../../src/platform/migrations.js';
+import { loadMigrations, migrate, statements } from '../../src/platform/migrations.js';
 import { backend, createTestDatabase, type TestDatabase } from '../helpers/harness.js';
 
 describe(`migrations on ${backend}`, () => {
@@ -90,6 +90,26 @@ describe(`migrations on ${backend}`, () => {
     const versions = (await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version);
     expect(versions).not.toContain(9999);
     expect(versions).toHaveLength(files.length);
+  });
+
+  it("runs a file's statements one by one, never cutting inside a string, a quoted name, a comment or a function body", () => {
+    const sql = [
+      '-- a note; with a semicolon',
+      "CREATE TABLE \"odd;name\" (id text DEFAULT 'a;b');",
+      '/* a block; comment */ CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $body$',
+      'BEGIN',
+      "  INSERT INTO t VALUES ('x;y'); RETURN NULL;",
+      'END $body$;',
+      'DO $$ BEGIN PERFORM 1; END $$;',
+      'SELECT 1',
+      '-- trailing; comment only',
+    ].join('\n');
+    const parts = statements(sql);
+    expect(parts).toHaveLength(4);
+    expect(parts[0]).toContain(`"odd;name" (id text DEFAULT 'a;b')`);
+    expect(parts[1]).toMatch(/^\/\* a block; comment \*\/ CREATE FUNCTION f\(\)[\s\S]*RETURN NULL;\nEND \$body\$$/);
+    expect(parts[2]).toBe('DO $$ BEGIN PERFORM 1; END $$');
+    expect(parts[3]).toMatch(/^SELECT 1\n-- trailing/);
   });
 
   it('refuses a file whose name is not NNNN_name.sql', async () => {
