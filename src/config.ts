@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isProjectId } from './platform/project-id.js';
+import { NO_ALLOWANCE, parseTargetAllowance, type TargetAllowance } from './platform/targets.js';
 
 /** The vertical packs a deployment can load (LATTICE_PACKS; all of them by default). */
 export const PACKS = ['healthcare', 'financial'] as const;
@@ -107,8 +108,13 @@ export interface Config {
   readonly monitorTickIntervalMs: number;
   /** POST /lattice/patterns/extract calls per minute per key (SDK-WIRE 4.4: 5). */
   readonly patternExtractPerMinute: number;
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on private, loopback and link-local addresses. */
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_TARGETS: allow webhook targets on loopback, private, unique-local and CGNAT
+   * addresses. Link-local and cloud metadata addresses stay refused (platform/targets.ts).
+   */
   readonly webhookAllowPrivateTargets: boolean;
+  /** WEBHOOK_ALLOWED_TARGETS: the networks (CIDRs, addresses) and host names webhooks may reach beyond public addresses. */
+  readonly webhookAllowedTargets: TargetAllowance;
   /** One webhook attempt, connect to response. */
   readonly webhookTimeoutMs: number;
   /** Attempts per webhook delivery in all, the synchronous one included. */
@@ -168,6 +174,15 @@ class Reader {
     if ((allowed as readonly string[]).includes(value)) return value as T;
     this.problems.push(`${key}=${JSON.stringify(value)}: expected one of ${allowed.join(', ')}`);
     return fallback;
+  }
+
+  /** A comma-separated list of CIDRs, addresses and host names (platform/targets.ts). */
+  targets(key: string): TargetAllowance {
+    const value = this.raw(key);
+    if (value === undefined) return NO_ALLOWANCE;
+    const { allowance, problems } = parseTargetAllowance(value.split(','));
+    for (const problem of problems) this.problems.push(`${key}: ${problem}`);
+    return allowance;
   }
 
   url(key: string, protocols: readonly string[]): string | undefined {
@@ -305,6 +320,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     monitorTickIntervalMs: r.int('MONITOR_TICK_INTERVAL_MS', 900_000, 10_000, 86_400_000),
     patternExtractPerMinute: r.int('PATTERN_EXTRACT_PER_MINUTE', 5, 1, 10_000_000),
     webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookAllowedTargets: r.targets('WEBHOOK_ALLOWED_TARGETS'),
     webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 3000, 100, 60_000),
     webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
     webhookRetryBaseMs: r.int('WEBHOOK_RETRY_BASE_MS', 10_000, 10, 3_600_000),

@@ -28,6 +28,7 @@ export function createAlertsModule(
     deps.memory,
     {
       allowPrivateTargets: config.webhookAllowPrivateTargets,
+      allowance: config.webhookAllowedTargets,
       timeoutMs: config.webhookTimeoutMs,
       maxAttempts: config.webhookMaxAttempts,
       retryBaseMs: config.webhookRetryBaseMs,

@@ -9,8 +9,8 @@ const WRITE = { permission: 'WRITE_MEMORY' } as const;
 const tags = ['alerts'];
 
 const ruleNotes =
-  'Enabled rules count against the plan\'s active-triggers ceiling (403 QUOTA_EXCEEDED past it). Webhook URLs must be http(s) and must not resolve to a private, loopback or ' +
-  'link-local address (unless the deployment sets WEBHOOK_ALLOW_PRIVATE_TARGETS); a webhook without a secret gets a generated `whsec_` secret. Secrets appear only in the answers to create and PATCH, never on reads; ' +
+  'Enabled rules count against the plan\'s active-triggers ceiling (403 QUOTA_EXCEEDED past it). Webhook URLs must be http(s) and resolve to public addresses, or to the networks and hosts ' +
+  'the deployment names (WEBHOOK_ALLOWED_TARGETS, or WEBHOOK_ALLOW_PRIVATE_TARGETS for every private one); link-local and cloud metadata addresses are refused whatever the settings; a webhook without a secret gets a generated `whsec_` secret. Secrets appear only in the answers to create and PATCH, never on reads; ' +
   'a PATCH of notify that resends a webhook URL without a secret keeps its secret. ' +
   'Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) and also carry x-thinkfleet-signature (hex HMAC-SHA256 of the body).';
 

@@ -1,5 +1,5 @@
-// One webhook delivery attempt: check the target (no private addresses unless the deployment
-// allows them), sign the message the Standard Webhooks way, POST it once to the address that was
+// One webhook delivery attempt: check the target (public addresses, and the private ones the
+// deployment names; never link-local or cloud metadata: platform/targets.ts), sign the message the Standard Webhooks way, POST it once to the address that was
 // checked, and report what happened. Retries, backoff and disabling endpoints belong to the caller.
 import { createHmac, randomBytes } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -10,10 +10,16 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
 import { ValidationError } from '../platform/errors.js';
+import { hostAllowed, networkAllowed, neverReason, NO_ALLOWANCE, withPrivateNetworks, type TargetAllowance } from '../platform/targets.js';
 
 export interface WebhookPolicy {
-  /** Allow targets on private, loopback, link-local, unique-local, CGNAT, unspecified, multicast, reserved addresses (tests allow loopback). Default deployments: false. */
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_TARGETS: allow loopback, private, unique-local and CGNAT addresses
+   * (platform/targets.ts PRIVATE_NETWORKS; tests allow loopback). Default deployments: false.
+   */
   allowPrivateTargets: boolean;
+  /** WEBHOOK_ALLOWED_TARGETS: the networks and host names allowed beyond public unicast. */
+  allowance?: TargetAllowance;
   /** Total time for one attempt (connect + response), ms. */
   timeoutMs: number;
 }
@@ -131,23 +137,26 @@ function nonPublicReason(ip: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
   return RANGE_WORDS[range] ?? `a special-purpose address (${range})`;
 }
 
-function checkedAddress(url: string, address: string, policy: WebhookPolicy): CheckedAddress {
+function checkedAddress(url: string, host: string, address: string, allowance: TargetAllowance): CheckedAddress {
   let ip: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(address);
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  if (!policy.allowPrivateTargets) {
-    const reason = nonPublicReason(ip);
-    if (reason !== undefined) {
-      const shown = ip.toString() === address ? address : `${address} (${ip.toString()})`;
-      throw new TargetRefusedError(url, `refused: ${shown} is ${reason}`);
-    }
+  const shown = ip.toString() === address ? address : `${address} (${ip.toString()})`;
+  const never = neverReason(ip);
+  const reason = nonPublicReason(ip);
+  if (reason !== undefined && !networkAllowed(allowance, ip) && !(isIP(host) === 0 && hostAllowed(allowance, host))) {
+    const remedy = never === undefined ? ' (a deployment allows its own hosts or networks in WEBHOOK_ALLOWED_TARGETS)' : ', never allowed';
+    throw new TargetRefusedError(url, `refused: ${shown} is ${reason}${remedy}`);
   }
+  // What the deployment allowed still never reaches link-local or metadata addresses.
+  if (never !== undefined) throw new TargetRefusedError(url, `refused: ${shown} is ${never}, never allowed`);
   return { address: ip.toString(), family: ip.kind() === 'ipv4' ? 4 : 6 };
 }
 
 /**
  * Checks that a webhook URL may be called and resolves its host once. Throws ValidationError when
- * the URL is not absolute http(s), carries credentials, cannot be resolved, or (unless the policy
- * allows private targets) any address it resolves to is not public unicast.
+ * the URL is not absolute http(s), carries credentials, cannot be resolved, or any address it
+ * resolves to is link-local or a metadata address, or is not public unicast and not in what the
+ * policy allows (its networks, its host names, or the private networks).
  */
 export async function checkWebhookTarget(
   url: string,
@@ -180,7 +189,8 @@ export async function checkWebhookTarget(
     }
     if (resolved.length === 0) throw new TargetRefusedError(url, `the host ${host} cannot be resolved (no address)`);
   }
-  return { url: parsed, addresses: resolved.map((r) => checkedAddress(url, r.address, policy)) };
+  const allowance = policy.allowPrivateTargets ? withPrivateNetworks(policy.allowance ?? NO_ALLOWANCE) : (policy.allowance ?? NO_ALLOWANCE);
+  return { url: parsed, addresses: resolved.map((r) => checkedAddress(url, host, r.address, allowance)) };
 }
 
 /** Retry-After as milliseconds from now: delta seconds or an HTTP date (in the past: 0). */

@@ -19,7 +19,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkWebhookTarget, sendWebhook, type WebhookPolicy } from '../../src/alerts/webhook.js';
+import { loadConfig } from '../../src/config.js';
 import { ValidationError } from '../../src/platform/errors.js';
+import { parseTargetAllowance } from '../../src/platform/targets.js';
 import { createHarness, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
 import {
   anyWrapped, escape, FAKE_NAMES, isLoopback, LOOPBACK, LOOPBACK_NAMES, privateWrapped, PUBLIC, PUBLIC_NAME, publicV4Spelled, publicV6,
@@ -339,7 +341,7 @@ describe('the alert rule routes under the deployment default', () => {
     expect(emitted.statusCode, emitted.body).toBe(200);
     expect(emitted.json().alertDispatches).toBe(1);
     const [fire] = (await strict.call('GET', q.projectId, `/memory-alerts/${rule.id}/fires`)).json() as { deliveryResults: { ok: boolean; error?: string; statusCode?: number }[] }[];
-    expect(fire!.deliveryResults[0]).toMatchObject({ ok: false, error: 'refused: 127.0.0.1 is a loopback address' });
+    expect(fire!.deliveryResults[0]).toMatchObject({ ok: false, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address \(a deployment allows its own hosts or networks in WEBHOOK_ALLOWED_TARGETS\)$/) });
     expect(fire!.deliveryResults[0]!.statusCode).toBeUndefined();
     expect(connectsSince(mark)).toEqual([]);
     expect((await strict.call('DELETE', q.projectId, `/memory-alerts/${rule.id}`)).statusCode).toBe(204);
@@ -382,5 +384,87 @@ describe('a delivery through the routes does not follow a redirect to a private 
       await hop.close();
       await target.close();
     }
+  });
+});
+
+describe("a deployment's own targets (WEBHOOK_ALLOWED_TARGETS), and what no setting allows", () => {
+  // Under WEBHOOK_ALLOW_PRIVATE_TARGETS the refusal names the range; with the network allowed, what no setting allows.
+  const NEVER_TARGETS: [string, RegExp][] = [
+    ['http://169.254.169.254/latest/meta-data', /169\.254\.169\.254 is a link-local address.*never allowed/],
+    ['http://169.254.170.2/v2/credentials', /169\.254\.170\.2 is a link-local address.*never allowed/],
+    ['http://[fd00:ec2::254]/latest/meta-data', /fd00:ec2::254 is (a unique-local address|the AWS instance metadata address), never allowed/],
+    ['http://100.100.100.200/latest/meta-data', /100\.100\.100\.200 is (a carrier-grade NAT address|the Alibaba Cloud instance metadata address), never allowed/],
+    ['http://192.0.0.192/opc/v1/instance/', /192\.0\.0\.192 is (a reserved address|the Oracle Cloud instance metadata address), never allowed/],
+    ['http://[fe80::1]/', /fe80::1 is a link-local address, never allowed/],
+    ['http://[::ffff:169.254.169.254]/', /\(169\.254\.169\.254\) is a link-local address.*never allowed/],
+    ['http://[64:ff9b::a9fe:a9fe]/', /64:ff9b::a9fe:a9fe is (a special-purpose address \(rfc6052\)|a link-local address .*inside 64:ff9b::a9fe:a9fe), never allowed/],
+    ['http://[2002:a9fe:a9fe::1]/', /2002:a9fe:a9fe::1 is (a special-purpose address \(6to4\)|a link-local address .*inside 2002:a9fe:a9fe::1), never allowed/],
+    ['http://[::169.254.169.254]/', /::a9fe:a9fe is (a special-purpose address \(\w+\)|not a global unicast address|a link-local address .*inside ::a9fe:a9fe), never allowed/],
+    ['http://metadata.ssrf.test/computeMetadata/v1/', /169\.254\.169\.254 is a link-local address.*never allowed/],
+    ['http://0.0.0.0:8080/', /0\.0\.0\.0 is the unspecified address, never allowed/],
+  ];
+  const everything = parseTargetAllowance(['0.0.0.0/0', '::/0', 'metadata.ssrf.test']).allowance;
+
+  it.each(NEVER_TARGETS)('refuses %s with private targets allowed, and with every network and its name allowed', async (url, why) => {
+    const mark = connectSpy.mock.calls.length;
+    for (const policy of [LOOPBACK_OK, { ...PUBLIC_ONLY, allowance: everything }]) {
+      const error = await checkWebhookTarget(url, policy).then(() => undefined, (err: unknown) => err);
+      expect(error, url).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(why);
+      const attempt = await sendWebhook({ url, secret: 'my-secret' }, message, policy);
+      expect(attempt).toMatchObject({ ok: false, error: expect.stringMatching(why) });
+    }
+    expect(connectsSince(mark)).toEqual([]);
+  });
+
+  it('allows the networks, addresses and host names it names, and nothing private beside them', async () => {
+    const { allowance, problems } = parseTargetAllowance(['10.1.0.0/16', ' 192.168.7.7', 'Hooks.Internal', '*.svc.cluster.local', 'fd12:3456::/32']);
+    expect(problems).toEqual([]);
+    const policy: WebhookPolicy = { ...PUBLIC_ONLY, allowance };
+    fake('hooks.internal', ['10.9.9.9', 4]);
+    fake('other.internal', ['10.9.9.9', 4]);
+    fake('relay.team.svc.cluster.local', ['10.3.3.3', 4]);
+    fake('svc.cluster.local', ['10.3.3.3', 4]);
+    const allowed = ['http://10.1.2.3/hook', 'http://192.168.7.7/', 'http://hooks.internal/hook', 'http://HOOKS.internal/hook', 'http://relay.team.svc.cluster.local/', 'http://[fd12:3456::9]/', 'http://93.184.216.34/'];
+    for (const url of allowed) await expect(checkWebhookTarget(url, policy), url).resolves.toMatchObject({ addresses: expect.any(Array) });
+    const refused: [string, RegExp][] = [
+      ['http://10.2.0.1/', /10\.2\.0\.1 is a private address \(a deployment allows its own hosts or networks in WEBHOOK_ALLOWED_TARGETS\)/],
+      ['http://192.168.7.8/', /192\.168\.7\.8 is a private address/],
+      ['http://other.internal/', /10\.9\.9\.9 is a private address/],
+      ['http://svc.cluster.local/', /10\.3\.3\.3 is a private address/],
+      ['http://127.0.0.1/', /127\.0\.0\.1 is a loopback address/],
+      ['http://[fd12:3457::1]/', /is a unique-local address/],
+    ];
+    for (const [url, why] of refused) await expect(checkWebhookTarget(url, policy), url).rejects.toThrow(why);
+    // A named host that resolves to a metadata address is still refused.
+    fake('hooks.internal', ['169.254.169.254', 4]);
+    await expect(checkWebhookTarget('http://hooks.internal/hook', policy)).rejects.toThrow(/169\.254\.169\.254 is a link-local address .*never allowed/);
+  });
+
+  it('reads the setting at boot and refuses a deployment whose list it cannot read', () => {
+    const config = loadConfig({ WEBHOOK_ALLOWED_TARGETS: '10.0.0.0/8, hooks.internal' });
+    expect(config.webhookAllowedTargets.hosts).toEqual(['hooks.internal']);
+    expect(config.webhookAllowedTargets.networks.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['10.0.0.0/8']);
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_TARGETS: '10.0.0.0/33, hooks_internal, 10.0.0.1' })).toThrow(/WEBHOOK_ALLOWED_TARGETS: 10\.0\.0\.0\/33: not a CIDR[\s\S]*WEBHOOK_ALLOWED_TARGETS: hooks_internal: neither a CIDR, an address nor a host name$/);
+  });
+
+  describe('through the alert routes', () => {
+    let h: Harness;
+    beforeAll(async () => {
+      h = await createHarness({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOWED_TARGETS: '0.0.0.0/0' } });
+    });
+    afterAll(async () => h?.close());
+
+    it('answers 400 for the metadata address with private targets and every network allowed, and 201 for a private receiver', async () => {
+      const p = await h.project();
+      const rule = (url: string) => ({ name: 'meta', enabled: false, trigger: { kind: 'engine-event', eventTypes: ['x.y'] }, notify: [{ kind: 'webhook', url }] });
+      const refused = await h.call('POST', p.projectId, '/memory-alerts', { body: rule('http://169.254.169.254/latest/meta-data') });
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(refused.json()).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/169\.254\.169\.254 is a link-local address .*never allowed/) });
+      const created = await h.call('POST', p.projectId, '/memory-alerts', { body: rule('http://10.20.30.40/hooks') });
+      expect(created.statusCode, created.body).toBe(201);
+      const patched = await h.call('PATCH', p.projectId, `/memory-alerts/${(created.json() as { id: string }).id}`, { body: { notify: [{ kind: 'webhook', url: 'http://[fd00:ec2::254]/' }] } });
+      expect(patched.statusCode, patched.body).toBe(400);
+    });
   });
 });
