@@ -1,14 +1,17 @@
-# Lattice: one image for the API (`serve`, the default) and the job consumers (`worker`).
+# Lattice on the active Node.js LTS (26): one image for the API (`serve`, the default) and the job consumers (`worker`).
 #   docker build -t lattice .
 #   docker run -p 8080:8080 lattice                 # embedded default (PGlite under /app/data)
 #   docker run -e DATABASE_URL=... -e REDIS_URL=... lattice worker
 
 # --- build: install every dependency, compile, then drop the dev dependencies -----------------
-FROM node:20-bookworm-slim AS build
+FROM node:26-bookworm-slim AS build
 WORKDIR /app
 
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# Installed as .ci/run installs: `npm install` following the lock file (`npm ci` refuses it: the
+# registry lacks msgpackr-extract's optional builds for other platforms, so the lock cannot list
+# them), with .npmrc and package.json's allowScripts deciding which install scripts run (none).
+COPY package.json package-lock.json .npmrc ./
+RUN npm install --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -19,7 +22,7 @@ RUN npm run build
 RUN npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime ----------------------------------------------------------------------------------
-FROM node:20-bookworm-slim AS runtime
+FROM node:26-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 
