@@ -537,6 +537,11 @@ export async function claimUnembedded(db: Queryable, projectId: string, limit: n
   return result.rows.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
+/** Lets go of a failed drain's claim on the rows it did not embed, so that the next drain takes them at once. */
+export async function releaseEmbedClaims(db: Queryable, projectId: string, ids: readonly string[]): Promise<void> {
+  await db.query(`UPDATE memories SET embed_claimed_at = NULL WHERE project_id = $1 AND id = ANY($2::text[]) AND embedding IS NULL`, [projectId, ids]);
+}
+
 /**
  * Writes vectors for rows that still have none; answers how many it wrote. A row embedded
  * meanwhile by a concurrent backfill is left alone and not counted twice. A row of a project

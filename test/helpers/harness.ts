@@ -83,6 +83,11 @@ export function testConfig(database: TestDatabase, env: Record<string, string> =
   return loadConfig({
     LOG_LEVEL: 'silent',
     POOL_MAX_THREADS: '2',
+    // Background embedding at normal priority: the niced threads of a deployment yield to every
+    // busy process, and on a machine saturated by parallel test files they could wait minutes for
+    // the CPU, so a test of the drain would wait on the OS scheduler (test/platform/pool.test.ts
+    // checks the niceness itself).
+    POOL_BACKGROUND_NICENESS: '0',
     // Mining after new activity waits an hour in tests, so no file sees patterns (and pattern.emerged
     // events) appear behind its back; the behaviour tests set it to 0 and mine the queue themselves.
     BEHAVIOR_MINING_DEBOUNCE_MS: '3600000',

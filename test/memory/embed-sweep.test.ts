@@ -63,6 +63,22 @@ describe('the embedding sweep', () => {
     expect(await running.drainEmbeddings(p.projectId)).toEqual({ embedded: 2 });
   });
 
+  it("a drain whose embedding fails lets go of its claim, so the job's retry embeds the rows at once instead of a minute later", async () => {
+    const p = await h.project();
+    await insertMemories(h.db, ['Swims before work', 'Reads on the train', 'Bakes sourdough'].map((content) => ({ id: newId('mem'), projectId: p.projectId, content })));
+    const queue = domainQueue<EmbeddingJobs>(h.lattice.runtime.queue, 'memory');
+    const real = h.apis.embeddings;
+    // The pool failing mid-drain (a worker thread lost, a task timing out), as the embedder reports it.
+    const failing = { model: real.model, embedNow: real.embedNow.bind(real), embed: async () => Promise.reject(new Error('the embedding worker exited')) };
+    await expect(new EmbeddingPipeline(h.db, queue, failing).drainEmbeddings(p.projectId)).rejects.toThrow('the embedding worker exited');
+    const { rows } = await h.db.query<{ claimed: number; unembedded: number }>(
+      `SELECT count(embed_claimed_at)::int AS claimed, count(*) FILTER (WHERE embedding IS NULL)::int AS unembedded FROM memories WHERE project_id = $1`,
+      [p.projectId],
+    );
+    expect(rows[0]).toEqual({ claimed: 0, unembedded: 3 });
+    expect(await new EmbeddingPipeline(h.db, queue, real).drainEmbeddings(p.projectId)).toEqual({ embedded: 3 });
+  });
+
   it('drains running at once take disjoint batches, so no row is embedded twice; a lapsed claim is taken again', async () => {
     const p = await h.project();
     const ids = Array.from({ length: 60 }, () => newId('mem'));

@@ -159,15 +159,24 @@ export class EmbeddingPipeline {
       claimed += rows.length;
       const groups: (typeof rows)[] = [];
       for (let i = 0; i < rows.length; i += WRITE_GROUP) groups.push(rows.slice(i, i + WRITE_GROUP));
-      const written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {
-        const vectors = await this.embedder.embed(group.map((r) => r.content), { background: true });
-        return store.writeEmbeddings(
-          this.db,
-          projectId,
-          this.embedder.model,
-          group.map((row, i) => ({ id: row.id, vector: vectors[i]! })),
-        );
-      });
+      let written: number[];
+      try {
+        written = await mapConcurrent(groups, EMBED_GROUPS_IN_FLIGHT, async (group) => {
+          const vectors = await this.embedder.embed(group.map((r) => r.content), { background: true });
+          return store.writeEmbeddings(
+            this.db,
+            projectId,
+            this.embedder.model,
+            group.map((row, i) => ({ id: row.id, vector: vectors[i]! })),
+          );
+        });
+      } catch (error) {
+        // The job's retry (or the next drain) takes the rows at once, rather than skipping them as
+        // another drain's until the claim lapses a minute later. Best effort: a release that fails
+        // too leaves the lapse to free them.
+        await store.releaseEmbedClaims(this.db, projectId, rows.map((r) => r.id)).catch(() => undefined);
+        throw error;
+      }
       embedded += written.reduce((sum, n) => sum + n, 0);
     }
     return { embedded, claimed };
