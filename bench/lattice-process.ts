@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { CLI, freePort, runCli } from '../test/helpers/processes.js';
+import { CLI, reservedPort, runCli } from '../test/helpers/processes.js';
 import { createCitusDatabase, dropCitusDatabase } from '../test/helpers/citus.js';
 import { citusShardCount, deleteQueueKeys, progress, sleep } from './support.js';
 
@@ -78,7 +78,8 @@ export class LatticeProcess {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
-      PORT: String(await freePort()),
+      // Below the ephemeral range and checked free (the server logs at warn, so it cannot report a port 0 got).
+      PORT: String(await reservedPort()),
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '10000000',
     };

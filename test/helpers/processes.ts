@@ -91,15 +91,40 @@ export function startCli(args: string[], env: Record<string, string | undefined>
   };
 }
 
-/** A TCP port free on loopback right now (for a server of a test's own). */
-export const freePort = () =>
-  new Promise<number>((resolve) => {
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+
+/** Ports handed out by reservedPort in this process so far. */
+let handedOut = 0;
+const BLOCK = 500;
+
+/**
+ * A loopback port for a server of a test's own that cannot take port 0 and keeps its port across
+ * restarts (Postgres, Redis). Below Linux's ephemeral range (32768 and up), where outgoing
+ * connections take their local ports, so none can land on it while the server is down; and in a
+ * block of its own per vitest worker (VITEST_POOL_ID), so that two files running at once never
+ * pick the same one. The next port of the block if something else holds one. A server that can
+ * listen on port 0 should (`lattice serve` logs the port it got).
+ */
+export async function reservedPort(): Promise<number> {
+  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 0) % 24;
+  const base = 20_000 + worker * BLOCK;
+  for (let tries = 0; tries < BLOCK; tries++) {
+    const port = base + (handedOut++ % BLOCK);
+    if (await isFree(port)) return port;
+  }
+  throw new Error(`no free port in ${base}-${base + BLOCK - 1}`);
+}
+
+/** Reads the port `lattice serve` logs as it starts listening (run it with PORT=0). */
+export async function listeningPort(server: LongRunning): Promise<number> {
+  const [, port] = (await server.waitFor(/lattice listening on [^\s:]+:(\d+)/, 120_000)) as unknown as [string, string];
+  return Number(port);
+}
 
 /**
  * Polls `${base}/readyz` until it answers 200 (the encoder loads at start, seconds on a busy

@@ -12,7 +12,7 @@ import { buildApp } from '../../src/app.js';
 import { createLattice, type Lattice } from '../../src/modules.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { SERVER_DATABASE_URL, testConfig } from '../helpers/harness.js';
-import { freePort } from '../helpers/processes.js';
+import { reservedPort } from '../helpers/processes.js';
 
 const binDir = (() => {
   const found = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
@@ -73,7 +73,7 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lattice-pg-'));
     if (asRoot) chownSync(dir, Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout), Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout));
-    port = await freePort();
+    port = await reservedPort();
     pg('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
     start();
     const config = testConfig({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, open: async () => { throw new Error('unused'); }, drop: async () => {} }, { DB_CONNECT_TIMEOUT_MS: '500' });

@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
-import { freePort } from '../helpers/processes.js';
+import { reservedPort } from '../helpers/processes.js';
 
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
 const JOB_TIMEOUT_MS = 5000;
@@ -35,7 +35,7 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
   let project: { projectId: string; apiKey: string };
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await reservedPort();
     redis = await startRedis(port);
     h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: String(JOB_TIMEOUT_MS), AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true' } });
     project = await h.project();

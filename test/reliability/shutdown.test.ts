@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, REDIS_URL, SERVER_DATABASE_URL } from '../helpers/harness.js';
-import { startCli, type LongRunning } from '../helpers/processes.js';
+import { listeningPort, startCli, type LongRunning } from '../helpers/processes.js';
 
 /** The server's log line for the slow POST: its head has arrived, so the request is in flight. */
 const ARRIVED = /"url":"\/api\/v1\/projects\/demo\/admin\/memory"[^\n]*"msg":"incoming request"/;
@@ -28,8 +28,7 @@ describe('shutdown of lattice serve', () => {
     const server = startCli(['serve'], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', POOL_MAX_THREADS: '1', LOG_LEVEL: 'info', ...env });
     cleanups.push(async () => server.child.kill('SIGKILL'));
     const [, apiKey] = (await server.waitFor(/^\s+(lat_\S+)\s*$/m)) as unknown as [string, string];
-    const [, p] = (await server.waitFor(/lattice listening on [^\s:]+:(\d+)/)) as unknown as [string, string];
-    return { server, port: p, apiKey };
+    return { server, port: String(await listeningPort(server)), apiKey };
   }
 
   const exitOf = (server: LongRunning) =>

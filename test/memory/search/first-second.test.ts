@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startCli, waitUntilReady, type LongRunning } from '../../helpers/processes.js';
+import { listeningPort, startCli, waitUntilReady, type LongRunning } from '../../helpers/processes.js';
 
 describe('a fresh server finds a memory the moment it is written', () => {
   let dataDir: string;
@@ -16,11 +16,10 @@ describe('a fresh server finds a memory the moment it is written', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lattice-first-'));
-    const port = String(await freePort());
-    server = startCli(['serve'], { DATA_DIR: dataDir, PORT: port, HOST: '127.0.0.1', POOL_MAX_THREADS: '1', LOG_LEVEL: 'info' });
+    // PORT=0: the system gives a free port, which the server logs.
+    server = startCli(['serve'], { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', POOL_MAX_THREADS: '1', LOG_LEVEL: 'info' });
     [, apiKey] = (await server.waitFor(/^\s+(lat_\S+)\s*$/m, 120_000)) as unknown as [string, string];
-    base = `http://127.0.0.1:${port}/api/v1/projects/demo`;
-    await server.waitFor(/listening/, 120_000);
+    base = `http://127.0.0.1:${await listeningPort(server)}/api/v1/projects/demo`;
   }, 180_000);
   afterAll(async () => {
     await server?.stop();
