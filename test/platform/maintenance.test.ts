@@ -18,8 +18,9 @@ describe('maintenance.analyze', () => {
     );
     const autovacuum = h.db.kind === 'pg' && (await h.db.query<{ on: boolean }>(`SELECT current_setting('autovacuum')::boolean AS on`)).rows[0]!.on;
     let analyzed = await h.apis.maintenance.analyzeStale();
-    // Postgres publishes a backend's table counters within a second or so of its commit.
-    for (let tries = 0; h.db.kind === 'pg' && !autovacuum && !analyzed.includes('graph_entities') && tries < 50; tries++) {
+    // Postgres publishes a backend's table counters as it goes idle, but at most once a second: a
+    // backend that published within the last second waits seconds more (ten on Postgres 15).
+    for (const deadline = Date.now() + 60_000; h.db.kind === 'pg' && !autovacuum && !analyzed.includes('graph_entities') && Date.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       analyzed = await h.apis.maintenance.analyzeStale();
     }
@@ -30,5 +31,5 @@ describe('maintenance.analyze', () => {
       const { rows } = await h.db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stats WHERE tablename = 'graph_entities'`);
       expect(Number(rows[0]!.n)).toBeGreaterThan(0);
     }
-  });
+  }, 120_000);
 });

@@ -96,12 +96,12 @@ describe('jobRunner', () => {
   afterEach(() => queue?.close());
 
   it('fails at assembly, not at the first job, when the registry is bad', () => {
-    queue = new InProcessQueue<JobMapBase>({ concurrency: 1, defaultTimeoutMs: 5000, log });
+    queue = new InProcessQueue<JobMapBase>({ concurrency: 1, defaultTimeoutMs: 60_000, log });
     expect(() => jobRunner(queue!, [module('low', { jobs: { 'high.tick': noop } as JobHandlers<JobMapBase> })], log)).toThrow(/high\.tick/);
   });
 
   it('starts the consumers, registers the schedules, then runs each module\'s start-up work in order; a failing one is logged, not fatal', async () => {
-    queue = new InProcessQueue<JobMapBase>({ concurrency: 1, defaultTimeoutMs: 5000, log });
+    queue = new InProcessQueue<JobMapBase>({ concurrency: 1, defaultTimeoutMs: 60_000, log });
     const started: string[] = [];
     const ticks: number[] = [];
     const ticking: AnyModule = {
@@ -119,7 +119,7 @@ describe('jobRunner', () => {
     const last = module('high', { onStart: async () => void started.push('high') });
     await jobRunner(queue, [ticking, failing, last], log).start();
     expect(started).toEqual(['low', 'high']);
-    await expect.poll(() => ticks.filter((n) => n === 7).length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => ticks.filter((n) => n === 7).length, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     expect(ticks).toContain(1);
   });
 });

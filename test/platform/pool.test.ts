@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DependencyUnavailableError, PoolOverloadedError } from '../../src/platform/errors.js';
 import { WorkerPool, type PoolOptions } from '../../src/platform/pool.js';
 import { projectRoot } from '../../src/platform/project-root.js';
+import { GATE_BUSY } from '../../workers/native-gate.js';
 
 const TEXTS = Array.from({ length: 8 }, (_, i) => `The customer asked about order number ${i} and its delivery date`);
 
@@ -63,9 +64,16 @@ describe('WorkerPool', () => {
     const p = pool({ maxThreads: 1 });
     const long = Array.from({ length: 64 }, (_, i) => `${TEXTS[i % TEXTS.length]} and its invoice, item ${i} of a long order`);
     await p.run('embed', { texts: TEXTS.slice(0, 1) });
-    const running = p.run('embed', { texts: long }).then(() => 'ran', (error: unknown) => error);
+    let runningSettled = false;
+    const running = p.run('embed', { texts: long }).then(() => 'ran', (error: unknown) => error).finally(() => (runningSettled = true));
     const queued = p.run('embed', { texts: TEXTS }).then(() => 'ran', (error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Destroyed once the long task is inside the encoder's native run (the gate counts it busy), the
+    // other still queued behind it on the pool's only thread.
+    const gate = (p as unknown as { gate: Int32Array }).gate;
+    for (const deadline = Date.now() + 60_000; Atomics.load(gate, GATE_BUSY) === 0 && !runningSettled; await new Promise((resolve) => setImmediate(resolve))) {
+      if (Date.now() > deadline) throw new Error('the long task never entered its native run');
+    }
+    expect(runningSettled).toBe(false);
     await p.destroy();
     expect(await queued).toBeInstanceOf(Error);
     // The one in progress settles (it finished its last native run or was refused the next);
@@ -119,11 +127,10 @@ describe('WorkerPool', () => {
   it('answers an embed past taskTimeoutMs with DependencyUnavailableError at once, but lets its thread finish the native run', async () => {
     const p = pool({ maxThreads: 1, maxQueue: 4, taskTimeoutMs: 5 });
     const many = Array.from({ length: 200 }, (_, i) => `${TEXTS[i % TEXTS.length]} ${i}`);
-    const started = Date.now();
     const error: unknown = await p.run('embed', { texts: many }).catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(1_000); // loading the model alone takes longer
     expect(error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', statusCode: 503, message: expect.stringContaining('embed exceeded 5 ms') });
-    // Still in flight, on a thread that was not stopped: the admission count stays honest.
+    // Answered before the task finished (loading the model alone takes longer): still in flight, on
+    // a thread that was not stopped, so the admission count stays honest.
     expect(p.size).toEqual({ inFlight: 1, threads: 1 });
     await vi.waitFor(() => expect(p.size.inFlight).toBe(0), { timeout: 30_000, interval: 50 });
     expect(p.size.threads).toBe(1);

@@ -10,24 +10,47 @@ import { REDIS_URL, uniqueName } from '../helpers/harness.js';
 type TestJobs = {
   add: { payload: { a: number; b: number }; result: number };
   'fail-once': { payload: { key: string }; result: number };
-  'not-found': { payload: { what: string }; result: never };
+  'not-found': { payload: { what: string; projectId?: string }; result: never };
   unavailable: { payload: { what: string }; result: never };
-  slow: { payload: { key: string; ms: number }; result: string };
-  'project-work': { payload: { projectId: string; ms: number; failFirst?: boolean }; result: number };
+  slow: { payload: { key: string; ms: number; hold?: boolean }; result: string };
+  'project-work': { payload: { projectId: string; ms: number; failFirst?: boolean; hold?: string }; result: number };
 };
 
 const log = createLogger('silent');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What the handlers saw: runs started and finished per key, results by job id, peak concurrency. */
+/**
+ * What the handlers saw: runs started and finished per key, results by job id, peak concurrency;
+ * and gates, by key, that a held job waits on until the test releases it.
+ */
 class Recorder {
   readonly started = new Map<string, number>();
   readonly finished = new Map<string, number>();
   readonly results = new Map<string, number>();
+  private readonly gates = new Map<string, { opened: Promise<void>; open: () => void }>();
   active = 0;
   peak = 0;
   count(map: Map<string, number>, key: string) {
     map.set(key, (map.get(key) ?? 0) + 1);
+  }
+  private gate(key: string) {
+    let gate = this.gates.get(key);
+    if (!gate) {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      gate = { opened, open };
+      this.gates.set(key, gate);
+    }
+    return gate;
+  }
+  held(key: string): Promise<void> {
+    return this.gate(key).opened;
+  }
+  release(key: string): void {
+    this.gate(key).open();
+  }
+  releaseAll(): void {
+    for (const gate of this.gates.values()) gate.open();
   }
 }
 
@@ -51,14 +74,16 @@ function handlers(rec: Recorder): JobHandlers<TestJobs> {
       rec.count(rec.started, what);
       throw new DependencyUnavailableError(`${what} is down`);
     },
-    'project-work': async ({ ms, failFirst }, { attempt }) => {
+    'project-work': async ({ ms, failFirst, hold }, { attempt }) => {
       if (failFirst && attempt === 1) throw new Error('transient failure');
+      if (hold) await rec.held(hold);
       await sleep(ms);
       return attempt;
     },
-    slow: async ({ key, ms }) => {
+    slow: async ({ key, ms, hold }) => {
       rec.count(rec.started, key);
       rec.peak = Math.max(rec.peak, ++rec.active);
+      if (hold) await rec.held(key);
       await sleep(ms);
       rec.active--;
       rec.count(rec.finished, key);
@@ -71,20 +96,23 @@ const implementations = [
   {
     kind: 'in-process',
     skip: false,
-    create: (concurrency: number): JobQueue<TestJobs> => new InProcessQueue<TestJobs>({ concurrency, defaultTimeoutMs: 10_000, log }),
+    create: (concurrency: number): JobQueue<TestJobs> => new InProcessQueue<TestJobs>({ concurrency, defaultTimeoutMs: 60_000, log }),
   },
   {
     kind: 'bullmq',
     skip: !REDIS_URL,
     create: (concurrency: number): JobQueue<TestJobs> =>
-      new BullQueue<TestJobs>({ redisUrl: REDIS_URL!, prefix: uniqueName('qt'), concurrency, defaultTimeoutMs: 10_000, log }),
+      new BullQueue<TestJobs>({ redisUrl: REDIS_URL!, prefix: uniqueName('qt'), concurrency, defaultTimeoutMs: 60_000, log }),
   },
 ] as const;
 
 for (const impl of implementations) {
   describe.skipIf(impl.skip)(`the ${impl.kind} queue`, () => {
     const open: JobQueue<TestJobs>[] = [];
+    const recorders: Recorder[] = [];
     afterEach(async () => {
+      // A test that failed while a job was held must not leave close() waiting for it.
+      for (const rec of recorders.splice(0)) rec.releaseAll();
       await Promise.all(open.splice(0).map((queue) => queue.close()));
     });
 
@@ -92,6 +120,7 @@ for (const impl of implementations) {
       const queue = impl.create(concurrency);
       open.push(queue);
       const rec = new Recorder();
+      recorders.push(rec);
       await queue.startConsumers(handlers(rec));
       return { queue, rec };
     }
@@ -111,13 +140,13 @@ for (const impl of implementations) {
       const { queue, rec } = await start();
       const id = await queue.enqueue('add', { a: 1, b: 2 });
       expect(id).toEqual(expect.any(String));
-      await expect.poll(() => rec.results.get(id), { timeout: 10_000 }).toBe(3);
+      await expect.poll(() => rec.results.get(id), { timeout: 60_000 }).toBe(3);
     });
 
     it('retries a handler that fails once, and it then succeeds', async () => {
       const { queue, rec } = await start();
       await queue.enqueue('fail-once', { key: 'k' }, { attempts: 3, backoffMs: 10 });
-      await expect.poll(() => rec.finished.get('k'), { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => rec.finished.get('k'), { timeout: 60_000 }).toBe(1);
       expect(rec.started.get('k')).toBe(2);
     });
 
@@ -125,7 +154,7 @@ for (const impl of implementations) {
       const { queue, rec } = await start();
       await queue.enqueue('fail-once', { key: 'once' }, { attempts: 1, backoffMs: 10 });
       await queue.enqueue('add', { a: 0, b: 0 }, { jobId: uniqueName('after'), delayMs: 300 });
-      await expect.poll(() => rec.results.size, { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => rec.results.size, { timeout: 60_000 }).toBe(1);
       expect(rec.started.get('once')).toBe(1);
       expect(rec.finished.get('once')).toBeUndefined();
     });
@@ -143,29 +172,35 @@ for (const impl of implementations) {
 
     it('does not retry a 4xx AppError (a retry cannot help), but retries a 5xx one', async () => {
       const { queue, rec } = await start();
-      await queue.enqueue('not-found', { what: 'gone' }, { attempts: 3, backoffMs: 10 });
+      const project = uniqueName('gone');
+      await queue.enqueue('not-found', { what: 'gone', projectId: project }, { attempts: 3, backoffMs: 10 });
       await queue.enqueue('unavailable', { what: 'down' }, { attempts: 3, backoffMs: 10 });
-      await expect.poll(() => rec.started.get('down'), { timeout: 10_000 }).toBe(3);
-      await sleep(200);
+      await expect.poll(() => rec.started.get('down'), { timeout: 60_000 }).toBe(3);
+      // The 404 job ran and left the queue: not waiting, running, or delayed for a retry (a job
+      // that fails moves from running to its retry's delay at once), so no further run can come.
+      await expect.poll(async () => (rec.started.get('gone') ?? 0) > 0 && (await queue.inFlight(project)).jobs.length === 0, { timeout: 60_000, interval: 20 }).toBe(true);
       expect(rec.started.get('gone')).toBe(1);
     });
 
     it('throws JobTimeoutError from run past its timeout, and the job still completes', async () => {
       const { queue, rec } = await start();
-      const error: unknown = await queue.run('slow', { key: 'late', ms: 600 }, { timeoutMs: 100 }).catch((e: unknown) => e);
+      // Held until the wait has been given up: the job cannot finish within the timeout however
+      // slowly the machine runs.
+      const error: unknown = await queue.run('slow', { key: 'late', ms: 0, hold: true }, { timeoutMs: 100 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(JobTimeoutError);
       expect(error).toMatchObject({ code: 'JOB_TIMEOUT', statusCode: 503 });
       expect(rec.finished.get('late')).toBeUndefined();
       // A wait given up leaves nothing listening for the job (BullMQ's QueueEvents, when there is one).
       const events = (queue as unknown as { events?: { eventNames(): (string | symbol)[] } }).events;
       expect(events?.eventNames().filter((name) => /^(completed|failed):/.test(String(name))) ?? []).toEqual([]);
-      await expect.poll(() => rec.finished.get('late'), { timeout: 10_000 }).toBe(1);
+      rec.release('late');
+      await expect.poll(() => rec.finished.get('late'), { timeout: 60_000 }).toBe(1);
     });
 
     it('fires a schedule with everyMs repeatedly', async () => {
       const { queue, rec } = await start();
       await queue.schedule(uniqueName('tick'), 'slow', { key: 'tick', ms: 0 }, { everyMs: 100 });
-      await expect.poll(() => rec.finished.get('tick') ?? 0, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(3);
+      await expect.poll(() => rec.finished.get('tick') ?? 0, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(3);
     });
 
     it('replaces a schedule when the same scheduleId is scheduled again', async () => {
@@ -173,8 +208,11 @@ for (const impl of implementations) {
       const id = uniqueName('resched');
       await queue.schedule(id, 'slow', { key: 'fast', ms: 0 }, { everyMs: 100 });
       await queue.schedule(id, 'slow', { key: 'rare', ms: 0 }, { everyMs: 60_000 });
-      await sleep(1000);
-      // The first schedule may have fired once before it was replaced; a live one would fire ~10 times.
+      // A witness on the same interval, scheduled after: by its fifth run a live 'fast' would have
+      // run about as often.
+      await queue.schedule(uniqueName('witness'), 'slow', { key: 'witness', ms: 0 }, { everyMs: 100 });
+      await expect.poll(() => rec.finished.get('witness') ?? 0, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(5);
+      // The first schedule may have fired once before it was replaced.
       expect(rec.finished.get('fast') ?? 0).toBeLessThanOrEqual(1);
       expect(rec.finished.get('rare') ?? 0).toBeLessThanOrEqual(1);
     });
@@ -199,16 +237,17 @@ for (const impl of implementations) {
       await queue.schedule(dropped, 'slow', { key: 'dropped', ms: 0 }, { everyMs: 100 });
       expect(await queue.unscheduleOthers([kept])).toEqual([dropped]);
       const before = rec.finished.get('dropped') ?? 0;
-      await expect.poll(() => rec.finished.get('kept') ?? 0, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(3);
+      await expect.poll(() => rec.finished.get('kept') ?? 0, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(3);
       // At most one run that was already due when it was removed.
       expect((rec.finished.get('dropped') ?? 0) - before).toBeLessThanOrEqual(1);
       expect(await queue.unscheduleOthers([kept])).toEqual([]);
     });
 
     it('lists the jobs in flight of one project: running, waiting, delayed and retrying, with their attempt', async () => {
-      const { queue } = await start(1);
-      const running = await queue.enqueue('project-work', { projectId: 'pa', ms: 1500 });
-      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.state), { timeout: 10_000, interval: 20 }).toEqual(['active']);
+      const { queue, rec } = await start(1);
+      // Held until the listing has been checked, however long that takes.
+      const running = await queue.enqueue('project-work', { projectId: 'pa', ms: 0, hold: 'running' });
+      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.state), { timeout: 60_000, interval: 20 }).toEqual(['active']);
       const waiting = await queue.enqueue('project-work', { projectId: 'pa', ms: 0 });
       await queue.enqueue('project-work', { projectId: 'pb', ms: 0 });
       const delayed = await queue.enqueue('project-work', { projectId: 'pa', ms: 0 }, { delayMs: 60_000 });
@@ -232,19 +271,22 @@ for (const impl of implementations) {
       expect(capped.jobs.map((j) => j.id)).toEqual([running, waiting]);
 
       // Finished jobs leave the listing; one that failed waits out its backoff as delayed, on its second try.
+      rec.release('running');
       const retrying = await queue.enqueue('project-work', { projectId: 'pc', ms: 0, failFirst: true }, { attempts: 2, backoffMs: 60_000 });
-      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.id), { timeout: 10_000, interval: 50 }).toEqual([delayed]);
-      await expect.poll(async () => (await queue.inFlight('pc')).jobs.map((j) => [j.id, j.state, j.attempt]), { timeout: 10_000, interval: 50 }).toEqual([[retrying, 'delayed', 2]]);
+      await expect.poll(async () => (await queue.inFlight('pa')).jobs.map((j) => j.id), { timeout: 60_000, interval: 50 }).toEqual([delayed]);
+      await expect.poll(async () => (await queue.inFlight('pc')).jobs.map((j) => [j.id, j.state, j.attempt]), { timeout: 60_000, interval: 50 }).toEqual([[retrying, 'delayed', 2]]);
     });
 
     it('runs a job enqueued twice with the same jobId once', async () => {
-      const { queue, rec } = await start();
+      // One job at a time, in order: a second copy would run before the marker enqueued after it.
+      const { queue, rec } = await start(1);
       const jobId = uniqueName('dedupe');
       const first = await queue.enqueue('slow', { key: jobId, ms: 300 }, { jobId });
       const second = await queue.enqueue('slow', { key: jobId, ms: 300 }, { jobId });
       expect(second).toBe(first);
-      await expect.poll(() => rec.finished.get(jobId), { timeout: 10_000 }).toBe(1);
-      await sleep(400);
+      const marker = await queue.enqueue('add', { a: 1, b: 1 });
+      await expect.poll(() => rec.results.get(marker), { timeout: 60_000 }).toBe(2);
+      expect(rec.finished.get(jobId)).toBe(1);
       expect(rec.started.get(jobId)).toBe(1);
     });
   });
@@ -255,7 +297,7 @@ describe('the in-process queue\'s concurrency', () => {
   afterEach(() => queue?.close());
 
   it('never runs more than `concurrency` handlers at once', async () => {
-    queue = new InProcessQueue<TestJobs>({ concurrency: 2, defaultTimeoutMs: 10_000, log });
+    queue = new InProcessQueue<TestJobs>({ concurrency: 2, defaultTimeoutMs: 60_000, log });
     const rec = new Recorder();
     await queue.startConsumers(handlers(rec));
     const runs = Array.from({ length: 8 }, (_, i) => queue!.run('slow', { key: `c${i}`, ms: 30 }));
@@ -266,13 +308,19 @@ describe('the in-process queue\'s concurrency', () => {
   });
 
   it('holds jobs until consumers start', async () => {
-    queue = new InProcessQueue<TestJobs>({ concurrency: 2, defaultTimeoutMs: 10_000, log });
+    queue = new InProcessQueue<TestJobs>({ concurrency: 2, defaultTimeoutMs: 60_000, log });
     const rec = new Recorder();
-    const result = queue.run('add', { a: 5, b: 6 });
-    await sleep(50);
-    expect(rec.results.size).toBe(0);
+    let settled = false;
+    const result = queue.run('project-work', { projectId: 'held', ms: 0 }, { timeoutMs: 120_000 }).finally(() => (settled = true));
+    // The queue's own timer moves a delayed job to waiting: once it has, the queue has had its
+    // turn, and both jobs still wait for a consumer.
+    await queue.enqueue('project-work', { projectId: 'held', ms: 0 }, { delayMs: 50 });
+    await expect.poll(async () => (await queue!.inFlight('held')).jobs.map((j) => j.state), { timeout: 60_000, interval: 20 }).toEqual(['waiting', 'waiting']);
+    expect(settled).toBe(false);
     await queue.startConsumers(handlers(rec));
-    await expect(result).resolves.toBe(11);
+    await expect(result).resolves.toBe(1);
+    await queue.whenIdle();
+    expect(await queue.inFlight('held')).toEqual({ jobs: [], truncated: false });
   });
 });
 
@@ -325,7 +373,7 @@ describe('a domain\'s view of the queue', () => {
   afterEach(() => queue?.close());
 
   async function started(): Promise<InProcessQueue<JobMapBase>> {
-    queue = new InProcessQueue<JobMapBase>({ concurrency: 2, defaultTimeoutMs: 10_000, log });
+    queue = new InProcessQueue<JobMapBase>({ concurrency: 2, defaultTimeoutMs: 60_000, log });
     const add: JobHandlers<Jobs> = { 'demo.add': async ({ a, b }) => a + b };
     await queue.startConsumers(add as unknown as JobHandlers<JobMapBase>);
     return queue;

@@ -182,7 +182,7 @@ describe('the audit marker', () => {
     const key = (await h.apis.tenancy.listKeys(projectId))[0]!;
     const res = await h.call('POST', projectId, '/memory/search', { body: { query: 'anything' } });
     expect(res.statusCode).toBe(200);
-    await expect.poll(() => audited(projectId).length).toBe(1);
+    await expect.poll(() => audited(projectId).length, { timeout: 60_000 }).toBe(1);
     expect(audited(projectId)[0]).toMatchObject({
       keyId: key.id,
       eventType: 'read.search',
@@ -193,15 +193,18 @@ describe('the audit marker', () => {
     });
     // A refused call is recorded with its status too (the key did ask).
     await h.call('GET', projectId, '/admin/memory/mem_missing');
-    await expect.poll(() => audited(projectId).map((r) => `${r.eventType} ${r.statusCode}`)).toEqual(['read.search 200', 'read.memory 404']);
+    await expect.poll(() => audited(projectId).map((r) => `${r.eventType} ${r.statusCode}`), { timeout: 60_000 }).toEqual(['read.search 200', 'read.memory 404']);
   });
 
   it('publishes nothing for a route without the marker, or for a call whose key was refused', async () => {
     const { projectId } = await h.project();
     expect((await h.call('GET', projectId, '/admin/memory/stats')).statusCode).toBe(200);
     expect((await h.call('POST', projectId, '/memory/search', { apiKey: 'lat_nope_nope', body: { query: 'x' } })).statusCode).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(audited(projectId)).toEqual([]);
+    // An audited call made after them is published: had either of them been, its record would
+    // stand before this one.
+    expect((await h.call('POST', projectId, '/memory/search', { body: { query: 'marker' } })).statusCode).toBe(200);
+    await expect.poll(() => audited(projectId).some((r) => r.query === 'marker' && r.statusCode !== undefined), { timeout: 60_000 }).toBe(true);
+    expect(audited(projectId)).toEqual([expect.objectContaining({ eventType: 'read.search', statusCode: 200, query: 'marker' })]);
   });
 
   it('documents the marker in the route description', async () => {
