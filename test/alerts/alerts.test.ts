@@ -72,6 +72,14 @@ describe('alert rules', () => {
     return res.json();
   };
   const user = (externalId: string) => ({ kind: 'user', externalId });
+  /**
+   * Waits until no delivery job of the fire is queued, running or waiting out a backoff: from then
+   * on no further attempt can come (a retry is always a job, enqueued before the attempt's job ends).
+   */
+  const noDeliveryPending = async (fireId: string, projectId = p.projectId) =>
+    expect
+      .poll(async () => (await h.lattice.runtime.queue.inFlight(projectId)).jobs.filter((j) => j.name === 'alerts.deliver' && j.id.includes(fireId)), { timeout: 60_000, interval: 50 })
+      .toEqual([]);
   /** A rule as GET answers it: webhook secrets are shown only by create and patch. */
   const readBack = (rule: { notify: { kind: string; url?: string; secret?: string }[] }) => ({
     ...rule,
@@ -509,14 +517,14 @@ describe('alert rules', () => {
       const rule = await createRule({ trigger: { kind: 'engine-event', eventTypes: ['hook.retry'] }, notify: [webhook(hook.url)] });
       const secret = rule.notify[0]!.secret!;
       await emit({ eventType: 'hook.retry', dedupeKey: unique('r') });
-      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.ok, { timeout: 10_000, interval: 50 }).toBe(true);
+      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.ok, { timeout: 60_000, interval: 50 }).toBe(true);
       const [fire] = await fires(rule.id);
       expect(fire!.deliveryResults).toEqual([{ channel: 'webhook', url: hook.url, ok: true, pending: false, attempts: 3, statusCode: 204, lastAttemptAt: expect.any(String) }]);
       expect(hook.received).toHaveLength(3);
       expect(new Set(hook.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([`${fire!.id}.0`]));
       for (const r of hook.received) expect(() => new Webhook(secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
-      // Nothing more arrives once delivered.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Nothing more arrives once delivered: no attempt of the fire is left to run.
+      await noDeliveryPending(fire!.id);
       expect(hook.received).toHaveLength(3);
     });
 
@@ -525,12 +533,12 @@ describe('alert rules', () => {
       const hook = await receiver((res) => res.writeHead(release ? 204 : 503).end());
       const rule = await createRule({ trigger: { kind: 'engine-event', eventTypes: ['hook.pending'] }, notify: [webhook(hook.url)] });
       await emit({ eventType: 'hook.pending', dedupeKey: unique('r') });
-      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.attempts, { timeout: 10_000, interval: 20 }).toBeGreaterThanOrEqual(2);
+      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.attempts, { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(2);
       const result = (await fires(rule.id))[0]!.deliveryResults[0]!;
       expect(result).toMatchObject({ channel: 'webhook', ok: false, pending: true, statusCode: 503, error: 'HTTP 503' });
       expect(Date.parse(result.nextAttemptAt!)).toBeGreaterThanOrEqual(Date.parse(result.lastAttemptAt!));
       release = true;
-      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.ok, { timeout: 10_000, interval: 50 }).toBe(true);
+      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!.ok, { timeout: 60_000, interval: 50 }).toBe(true);
     });
 
     it('honours Retry-After on 429', async () => {
@@ -540,9 +548,9 @@ describe('alert rules', () => {
       const first = (await fires(rule.id))[0]!.deliveryResults[0]!;
       expect(first).toMatchObject({ ok: false, pending: true, attempts: 1, statusCode: 429 });
       expect(Date.parse(first.nextAttemptAt!) - Date.parse(first.lastAttemptAt!)).toBeGreaterThanOrEqual(1000);
-      await expect.poll(() => hook.received.length, { timeout: 10_000, interval: 50 }).toBe(2);
+      await expect.poll(() => hook.received.length, { timeout: 60_000, interval: 50 }).toBe(2);
       expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(900);
-      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!, { timeout: 5_000 }).toMatchObject({ ok: true, attempts: 2 });
+      await expect.poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!, { timeout: 60_000 }).toMatchObject({ ok: true, attempts: 2 });
     });
 
     it('disables the rule on 410 and does not retry', async () => {
@@ -553,7 +561,7 @@ describe('alert rules', () => {
       expect(fire!.deliveryResults[0]).toMatchObject({ channel: 'webhook', ok: false, pending: false, attempts: 1, statusCode: 410, error: expect.stringContaining('410') });
       expect(fire!.deliveryResults[0]!.nextAttemptAt).toBeUndefined();
       expect((await h.call('GET', p.projectId, `/memory-alerts/${rule.id}`)).json().enabled).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await noDeliveryPending(fire!.id);
       expect(hook.received).toHaveLength(1);
       expect((await emit({ eventType: 'hook.gone', dedupeKey: unique('g') })).alertDispatches).toBe(0);
     });
@@ -638,7 +646,7 @@ describe('alert rules', () => {
       });
       expect((await emit({ eventType: 'mem.blank', subject: user('u-blank') })).alertDispatches).toBe(1);
       await expect
-        .poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!, { timeout: 3_000, interval: 100 })
+        .poll(async () => (await fires(rule.id))[0]!.deliveryResults[0]!, { timeout: 60_000, interval: 100 })
         .toMatchObject({ channel: 'memory', ok: false, pending: false, error: expect.any(String), attempts: expect.any(Number) });
       expect((await fires(rule.id))[0]!.deliveryResults[0]!.attempts).toBeGreaterThanOrEqual(1);
     });
@@ -672,12 +680,12 @@ describe('alert rules', () => {
       expect(res.json()).toMatchObject({ accepted: 4, quarantined: 1 });
       const list = await fires(rule.id, q.projectId);
       expect(list).toHaveLength(3);
-      await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBe(3);
+      await expect.poll(() => hook.received.length, { timeout: 60_000 }).toBe(3);
       const bodies = hook.received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { data: { event: { payload: { attributeKey: string; value: number } } } });
       expect(bodies.map((b) => b.data.event.payload.value).sort()).toEqual([60, 70, 80]);
       expect(bodies.every((b) => b.data.event.payload.attributeKey === 'hr')).toBe(true);
       await expect
-        .poll(async () => (await fires(rule.id, q.projectId)).every((f) => f.deliveryResults[0]!.ok && f.deliveryResults[0]!.attempts === 1), { timeout: 10_000 })
+        .poll(async () => (await fires(rule.id, q.projectId)).every((f) => f.deliveryResults[0]!.ok && f.deliveryResults[0]!.attempts === 1), { timeout: 60_000 })
         .toBe(true);
     });
   });

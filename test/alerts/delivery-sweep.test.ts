@@ -36,7 +36,7 @@ describe('alert delivery sweep', () => {
     expect(await h.apis.alerts.sweepDeliveries(60_000)).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await h.apis.alerts.sweepDeliveries(0)).toBe(1);
-    await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0].deliveryResults[0].ok, { timeout: 10_000 }).toBe(true);
+    await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0].deliveryResults[0].ok, { timeout: 60_000 }).toBe(true);
     expect(hits()).toEqual([`${fireId}.0`]);
     // Delivered: nothing is pending any more.
     expect(await h.apis.alerts.sweepDeliveries(0)).toBe(0);

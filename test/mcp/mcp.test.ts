@@ -186,7 +186,7 @@ describe('MCP endpoint', () => {
     const client = await connect(a.projectId, a.apiKey);
     await call(client, 'memory_search', { query: 'tea' });
     await call(client, 'memory_recall', { id: 'mem_missing' });
-    await expect.poll(() => records.filter((r) => r.projectId === a.projectId).map((r) => `${r.method} ${r.route} ${r.eventType} ${r.statusCode}`)).toEqual([
+    await expect.poll(() => records.filter((r) => r.projectId === a.projectId).map((r) => `${r.method} ${r.route} ${r.eventType} ${r.statusCode}`), { timeout: 60_000 }).toEqual([
       'MCP memory_search read.search 200',
       'MCP memory_recall read.memory 404',
     ]);

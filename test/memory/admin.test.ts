@@ -223,7 +223,7 @@ describe('admin memory routes', () => {
     expect(bulk.every((r) => !r.memory.hasEmbedding)).toBe(true);
     for (const { memory } of bulk) {
       await expect
-        .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${memory.id}`)).json().hasEmbedding, { timeout: 20_000, interval: 250 })
+        .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${memory.id}`)).json().hasEmbedding, { timeout: 60_000, interval: 250 })
         .toBe(true);
     }
   });

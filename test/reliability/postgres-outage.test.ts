@@ -122,17 +122,25 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
         if (!ok) await sleep(50);
       }
     };
+    /** Waits until `done` holds, checking every 50 ms, for at most `ms`. */
+    const until = async (done: () => boolean, ms: number, what: string) => {
+      for (const deadline = Date.now() + ms; !done(); await sleep(50)) if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
+    };
+    const answered = (during: Outcome['during'], ok: boolean) => outcomes.filter((o) => o.during === during && (o.status < 300) === ok).length;
     const writers = [0, 1, 2, 3].map(writer);
-    await sleep(1500);
+    // Crash once the writers are under way: a few writes acknowledged before it.
+    await until(() => answered('up', true) >= 8, 60_000, 'no 8 writes were acknowledged before the crash');
     await crashUnderLoad();
     phase = 'down';
     const readyDown = await app.inject({ method: 'GET', url: '/readyz' });
-    await sleep(3000);
+    // Down for 3 s at least, and until the writers have met the outage.
+    const downSince = Date.now();
+    await until(() => Date.now() - downSince >= 3000 && answered('down', false) >= 4, 60_000, 'the writers met no outage');
     await startUnderLoad();
     phase = 'after';
     // Keep writing until writes succeed again (the pool drops its dead connections as it meets them).
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline && outcomes.filter((o) => o.during === 'after' && o.status < 300).length < 20) await sleep(100);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && answered('after', true) < 20) await sleep(100);
     running = false;
     await Promise.all(writers);
 
@@ -159,5 +167,5 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
     const events = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE id = ANY($1::text[])', [eventIds]);
     expect({ memories: memories.rows[0]!.n, events: events.rows[0]!.n }).toEqual({ memories: memoryIds.length, events: eventIds.length });
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-  }, 60_000);
+  }, 240_000);
 });

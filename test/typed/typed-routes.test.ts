@@ -385,7 +385,7 @@ describe('typed attributes over HTTP', () => {
           // Both requests have inserted their half and wait for the middle row.
           await expect
             .poll(async () => onEveryNode(h.db, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ~ '^INSERT INTO ${shardName('typed_observations')}'`), {
-              timeout: 10_000,
+              timeout: 60_000,
             })
             .toBe(2);
         } else {
@@ -400,7 +400,7 @@ describe('typed attributes over HTTP', () => {
       expect(reports.reduce((s, r) => s + r.accepted, 0)).toBe(21);
       expect(reports.reduce((s, r) => s + r.duplicates, 0)).toBe(21);
       expect((await a.accumulator(p.projectId, 'user', 'race', 'hr')).count).toBe(21);
-    });
+    }, 120_000);
 
     it('accumulates concurrent random batches exactly as a from-scratch computation over the stored rows', async () => {
       await a.define(p.projectId, { attributeKey: 'prop', dataType: 'numeric' });
@@ -739,14 +739,14 @@ describe('typed attributes over HTTP', () => {
       const res = await a.enqueue(p.projectId, rows);
       expect(res.statusCode).toBe(202);
       expect(res.json()).toEqual({ enqueued: 5 });
-      await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'enq1', 'hr')).count, { timeout: 15_000 }).toBe(3);
+      await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'enq1', 'hr')).count, { timeout: 60_000 }).toBe(3);
       expect(await a.accumulator(p.projectId, 'user', 'enq1', 'hr')).toMatchObject({ sum: 210, last: 80 });
       const quarantined = await a.observations(p.projectId, { subject: 'user:enq1', status: 'quarantined' });
       expect(quarantined).toEqual([expect.objectContaining({ valueNumeric: 512, quarantineReason: 'value 512 above maxValid 300', raw: rows[2] })]);
       expect(await a.observations(p.projectId, { subject: 'user:enq1' })).toHaveLength(4);
       expect(await a.events(p.projectId, 'user', 'enq1')).toHaveLength(3);
-      await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 15_000 }).toBe(0);
-    });
+      await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 60_000 }).toBe(0);
+    }, 180_000);
 
     it('answers 400 for a wrong JSON type and queues nothing', async () => {
       const res = await a.enqueue(p.projectId, [{ ...numeric('enq2', 60, 0), valueNumeric: 'sixty' }]);
@@ -831,24 +831,24 @@ describe('queued ingest is durable before a consumer runs', () => {
     expect((await a.accumulator(p.projectId, 'user', 'dur', 'hr')).count).toBe(0);
 
     await h.lattice.startConsumers();
-    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'dur', 'hr')).count, { timeout: 20_000 }).toBe(2);
-    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 20_000 }).toBe(0);
+    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'dur', 'hr')).count, { timeout: 60_000 }).toBe(2);
+    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 60_000 }).toBe(0);
     expect(await a.accumulator(p.projectId, 'user', 'dur', 'hr')).toMatchObject({ sum: 140, last: 80 });
     expect(await a.observations(p.projectId, { status: 'quarantined' })).toEqual([expect.objectContaining({ valueNumeric: 700, quarantineReason: 'value 700 above maxValid 300' })]);
     expect(await a.observations(p.projectId)).toHaveLength(3);
-  });
+  }, 180_000);
 
   it('ingests a stored batch whose job was lost once the sweep finds it, and leaves a fresh one to its job', async () => {
     // A batch in the table with no job anywhere: what a crash between the insert and the enqueue leaves.
     await insertIngestBatch(h.db, 'tib_lost_job', p.projectId, [numeric('lost', 90, 0)]);
     expect(await h.apis.typed.sweepQueued(60_000)).toBe(0);
     expect(await h.apis.typed.sweepQueued(0)).toBe(1);
-    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'lost', 'hr')).count, { timeout: 20_000 }).toBe(1);
-    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 20_000 }).toBe(0);
+    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'lost', 'hr')).count, { timeout: 60_000 }).toBe(1);
+    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 60_000 }).toBe(0);
     // Sweeping again finds nothing, and nothing is ingested twice.
     expect(await h.apis.typed.sweepQueued(0)).toBe(0);
     expect(await a.observations(p.projectId, { subject: 'user:lost' })).toHaveLength(1);
-  });
+  }, 180_000);
 });
 
 describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('queued ingest consumed by a separate worker context', () => {
@@ -877,8 +877,8 @@ describe.skipIf(!REDIS_URL || !SERVER_DATABASE_URL)('queued ingest consumed by a
     await worker.startConsumers();
     // One queued before the worker started, one after.
     expect((await a.enqueue(p.projectId, rows.slice(25))).statusCode).toBe(202);
-    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'remote', 'hr')).count, { timeout: 30_000 }).toBe(50);
-    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 30_000 }).toBe(0);
+    await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'remote', 'hr')).count, { timeout: 60_000 }).toBe(50);
+    await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 60_000 }).toBe(0);
     expect(await a.accumulator(p.projectId, 'user', 'remote', 'hr')).toMatchObject({ last: 109, sum: rows.reduce((s, r) => s + (r.valueNumeric as number), 0) });
-  });
+  }, 180_000);
 });

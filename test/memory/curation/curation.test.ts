@@ -104,7 +104,7 @@ describe('consolidate', () => {
     const result = await h.apis.memory.consolidateAll();
     expect(result.projects).toBe(3);
     await expect
-      .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${idle}`)).json().importance, { timeout: 20_000, interval: 200 })
+      .poll(async () => (await h.call('GET', p.projectId, `/admin/memory/${idle}`)).json().importance, { timeout: 60_000, interval: 200 })
       .toBeCloseTo(7.2, 5);
   });
 });

@@ -168,7 +168,7 @@ describe.skipIf(!REDIS_URL)('observe with the async buffer (AP_MEMORY_OBSERVE_AS
     expect(res).toMatchObject({ saved: [], candidateCount: 0 });
     expect(res.queued.jobId).toBeTruthy();
     await expect
-      .poll(async () => (await h.call('GET', p.projectId, '/admin/memory?subjectKind=user&subjectExternalId=u-async')).json().map((m: { content: string }) => m.content), { timeout: 20_000 })
+      .poll(async () => (await h.call('GET', p.projectId, '/admin/memory?subjectKind=user&subjectExternalId=u-async')).json().map((m: { content: string }) => m.content), { timeout: 60_000 })
       .toEqual(['I am vegetarian.']);
   });
 });
