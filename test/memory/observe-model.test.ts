@@ -36,9 +36,7 @@ describe('model-based observe', () => {
     expect(saved).toContainEqual(expect.objectContaining({ content: 'My sister is lending me her kayak for the summer.', source: 'observe:model' }));
     // "I live in Leeds" came from the heuristic; the model's copy was dropped.
     expect(saved.filter((m) => /leeds/i.test(m.content))).toEqual([expect.objectContaining({ source: 'observe' })]);
-    const deadline = Date.now() + 5000;
-    while ((await h.apis.tenancy.usage(p.projectId, 'model-tokens')) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await h.apis.tenancy.usage(p.projectId, 'model-tokens')).toBeGreaterThan(0);
+    await expect.poll(() => h.apis.tenancy.usage(p.projectId, 'model-tokens'), { timeout: 60_000, interval: 20 }).toBeGreaterThan(0);
   });
 
   it('never fails the write: a gateway that is down or answers garbage leaves the heuristic result', async () => {

@@ -113,9 +113,7 @@ describe('POST /admin/memory/reflect', () => {
     await remember(p.projectId, 'Maria runs 5 km every morning at 6.');
     await remember(p.projectId, 'Maria starts work at 9.');
     const first = (await reflect(p.projectId, { userId: 'maria', dryRun: true })).json();
-    const deadline = Date.now() + 5000;
-    while ((await h.apis.tenancy.usage(p.projectId, 'model-tokens')) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await h.apis.tenancy.usage(p.projectId, 'model-tokens')).toBe(first.usage.totalTokens);
+    await expect.poll(() => h.apis.tenancy.usage(p.projectId, 'model-tokens'), { timeout: 60_000, interval: 20 }).toBe(first.usage.totalTokens);
     const calls = gateway.requests.length;
     const refused = await reflect(p.projectId, { userId: 'maria', dryRun: true });
     expect(refused.statusCode).toBe(429);

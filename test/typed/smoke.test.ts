@@ -54,14 +54,14 @@ describe('typed ingest, events and alerts, end to end', () => {
     expect(emit.json()).toMatchObject({ emitted: true, alertDispatches: 0 });
     const again = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'custom.thing', payloadJson: '{"a":1}' } });
     expect(again.json()).toMatchObject({ emitted: false, event: { id: emit.json().event.id } });
-    await expect.poll(() => sink.received.length, { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => sink.received.length, { timeout: 60_000 }).toBe(3);
     const fires = (await h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`)).json();
     expect(fires).toHaveLength(3);
-    await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`)).json().every((f: { deliveryResults: { ok: boolean }[] }) => f.deliveryResults[0]!.ok)).toBe(true);
+    await expect.poll(async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`)).json().every((f: { deliveryResults: { ok: boolean }[] }) => f.deliveryResults[0]!.ok), { timeout: 60_000 }).toBe(true);
     const enq = await h.call('POST', p.projectId, '/memory-typed/observations/enqueue', {
       body: { observations: [{ attributeKey: 'hr', subjectKind: 'user', subjectExternalId: 'u2', valueNumeric: 70, observedAt: '2026-01-01T00:00:00Z' }] },
     });
     expect(enq.statusCode).toBe(202);
-    await expect.poll(async () => (await h.call('GET', p.projectId, '/memory-typed/accumulator?subjectKind=user&subjectExternalId=u2&attributeKey=hr')).json().count, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await h.call('GET', p.projectId, '/memory-typed/accumulator?subjectKind=user&subjectExternalId=u2&attributeKey=hr')).json().count, { timeout: 60_000 }).toBe(1);
   });
 });
