@@ -63,7 +63,7 @@ export async function createLattice(config: Config, options: RuntimeOptions): Pr
   const runtime = await createRuntime(config, options);
   try {
     const { apis, modules } = await compose(runtime).build();
-    const jobs = jobRunner(runtime.queue, modules, runtime.log);
+    const jobs = jobRunner(runtime.queue, modules, runtime.log, runtime.db);
     return { runtime, apis, modules, startConsumers: () => jobs.start(), close: () => runtime.close() };
   } catch (error) {
     await runtime.close();

@@ -45,9 +45,10 @@ export function createAlertsModule(
     api: bindMethods(alerts, ALERTS_METHODS),
     routes: async (app) => app.register(alertRoutes, { alerts }),
     jobs: alertJobs(alerts),
-    // Webhook and write-back deliveries whose job was lost are enqueued again.
-    schedules: [{ id: 'alerts.delivery-sweep', job: 'alerts.sweep', payload: {}, everyMs: 60_000 }],
-    // Deliveries pending from before a restart go out now rather than at the first sweep.
+    // Webhook and write-back deliveries whose job was lost are enqueued again (every 10 s: a retry
+    // that could not be enqueued during a queue outage goes out within seconds of its return).
+    schedules: [{ id: 'alerts.delivery-sweep', job: 'alerts.sweep', payload: {}, everyMs: 10_000 }],
+    // Deliveries pending from before a restart, or from a queue outage, go out now rather than at the first sweep.
     onStart: async () => void (await alerts.sweepDeliveries()),
     subjectData: alertsSubjectData(runtime.db),
   };

@@ -229,6 +229,9 @@ export class AlertService {
     if (!fire) return { delivered: false }; // the rule (and so the fire) was deleted
     const current = fire.deliveryResults[payload.channel];
     if (current?.ok) return { delivered: true };
+    // Settled, or this attempt already made (a sweep may enqueue again an attempt whose job ran
+    // meanwhile; each attempt posts once).
+    if (current && (!current.pending || current.attempts >= payload.attempt)) return { delivered: false };
     const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
     const [event] = fire.eventId === null ? [] : await this.events.get(payload.projectId, [fire.eventId]);
     if (!rule || !event) return { delivered: false };
@@ -246,9 +249,14 @@ export class AlertService {
     return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
   }
 
-  /** Re-enqueues deliveries whose job was lost; the job id matches the one a live retry would have, so nothing runs twice. */
-  async sweepDeliveries(graceMs = 60_000): Promise<number> {
-    const overdue = await store.overdueDeliveries(this.db, graceMs, 1000);
+  /**
+   * Re-enqueues deliveries whose job was lost; the job id matches the one a live retry would have,
+   * and a job that finds its attempt made does nothing, so nothing posts twice. A first attempt
+   * gets the time an inline attempt may take (two webhook timeouts, at least 10 s) before it
+   * counts as lost; a retry, a second past its due time.
+   */
+  async sweepDeliveries(firstGraceMs = Math.max(10_000, 2 * this.settings.timeoutMs), retryGraceMs = 1_000): Promise<number> {
+    const overdue = await store.overdueDeliveries(this.db, firstGraceMs, retryGraceMs, 1000);
     for (const { projectId, fireId, channel, attempts } of overdue) {
       await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt: attempts + 1 }, { attempts: 1, jobId: deliveryJobId(fireId, channel, attempts + 1) });
     }

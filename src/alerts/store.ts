@@ -207,18 +207,26 @@ export async function setDeliveryResult(db: Queryable, projectId: string, fireId
 }
 
 /**
- * Channels still pending whose attempt is overdue by `graceMs`: their job was lost (a crash before
- * the first attempt, or an in-process queue that restarted). Oldest first.
+ * Channels still pending whose attempt is overdue: their job was lost (a crash before the first
+ * attempt, a retry that could not be enqueued while the queue was down, an in-process queue that
+ * restarted). A first attempt is overdue `firstGraceMs` after the fire (it may still be under way
+ * inline); a retry `retryGraceMs` after its `nextAttemptAt`. Oldest first.
  */
-export async function overdueDeliveries(db: Queryable, graceMs: number, limit: number): Promise<{ projectId: string; fireId: string; channel: number; attempts: number }[]> {
+export async function overdueDeliveries(
+  db: Queryable,
+  firstGraceMs: number,
+  retryGraceMs: number,
+  limit: number,
+): Promise<{ projectId: string; fireId: string; channel: number; attempts: number }[]> {
   const { rows } = await db.query<{ project_id: string; id: string; channel: number; attempts: number }>(
     `SELECT f.project_id, f.id, (c.n - 1)::int AS channel, coalesce((c.v ->> 'attempts')::int, 0) AS attempts
      FROM alert_fires f, jsonb_array_elements(f.delivery_results) WITH ORDINALITY AS c(v, n)
      WHERE f.delivery_pending AND (c.v ->> 'pending')::boolean
-       AND coalesce((c.v ->> 'nextAttemptAt')::timestamptz, f.fired_at) <= now() - $1::float8 * interval '1 millisecond'
+       AND CASE WHEN c.v ->> 'nextAttemptAt' IS NULL THEN f.fired_at <= now() - $1::float8 * interval '1 millisecond'
+                ELSE (c.v ->> 'nextAttemptAt')::timestamptz <= now() - $2::float8 * interval '1 millisecond' END
      ORDER BY f.fired_at
-     LIMIT $2`,
-    [graceMs, limit],
+     LIMIT $3`,
+    [firstGraceMs, retryGraceMs, limit],
   );
   return rows.map((r) => ({ projectId: r.project_id, fireId: r.id, channel: r.channel, attempts: r.attempts }));
 }

@@ -49,6 +49,30 @@ export const SLOW_ACQUIRE_MS = 20;
 const SLOW_LOG_EVERY_MS = 10_000;
 
 /** A pg.Pool that times every wait for a connection. */
+/**
+ * Whether Postgres is reachable, as the pools find it: down from a failed connection until a
+ * statement is answered again, which the listeners hear of (once per outage, whichever pool sees
+ * it first).
+ */
+class ConnectionWatch {
+  private down = false;
+  private readonly listeners: (() => void)[] = [];
+
+  failed(): void {
+    this.down = true;
+  }
+
+  connected(): void {
+    if (!this.down) return;
+    this.down = false;
+    for (const listener of this.listeners) listener();
+  }
+
+  onReconnect(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+}
+
 class GaugedPool {
   private acquired = 0;
   private slowAcquires = 0;
@@ -62,12 +86,19 @@ class GaugedPool {
     readonly name: string,
     readonly pool: pg.Pool,
     private readonly max: number,
+    private readonly watch: ConnectionWatch,
     private readonly log?: Pick<FastifyBaseLogger, 'warn'>,
   ) {}
 
   async connect(): Promise<pg.PoolClient> {
     const start = performance.now();
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      if (isConnectionError(error)) this.watch.failed();
+      throw error;
+    }
     const waited = performance.now() - start;
     this.acquired++;
     this.totalWaitMs += waited;
@@ -118,9 +149,13 @@ class GaugedPool {
     try {
       const result = await work(client);
       client.release();
+      // A statement answered: Postgres is reachable (again).
+      this.watch.connected();
       return result;
     } catch (error) {
-      client.release(isConnectionError(error) ? (error as Error) : undefined);
+      const lost = isConnectionError(error);
+      if (lost) this.watch.failed();
+      client.release(lost ? (error as Error) : undefined);
       throw error;
     }
   }
@@ -155,13 +190,14 @@ export function createPgDb(options: PgDbOptions): Db {
     // next query fails instead, with a connection error that maps to 503, and the pool discards it.
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
-    return new GaugedPool(name, pool, max, options.log);
+    return new GaugedPool(name, pool, max, watch, options.log);
   };
   const max = options.max ?? 10;
-  return fromPools(open('transactions', max), open('statements', options.statementMax ?? max));
+  const watch = new ConnectionWatch();
+  return fromPools(open('transactions', max), open('statements', options.statementMax ?? max), watch);
 }
 
-function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
+function fromPools(transactions: GaugedPool, statements: GaugedPool, watch: ConnectionWatch): Db {
   return {
     kind: 'pg',
     query<T>(text: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
@@ -197,6 +233,7 @@ function fromPools(transactions: GaugedPool, statements: GaugedPool): Db {
       });
     },
     poolStats: () => ({ transactions: transactions.stats(), statements: statements.stats() }),
+    onReconnect: (listener) => watch.onReconnect(listener),
     async close(): Promise<void> {
       await Promise.all([transactions.pool.end(), statements.pool.end()]);
     },

@@ -67,6 +67,11 @@ export interface Db extends Queryable {
   withAdvisoryLockIfFree<T>(key: bigint, fn: (session: Db) => Promise<T>): Promise<T | undefined>;
   /** The connection pools' figures, by pool name (Postgres only). */
   poolStats?(): Record<string, PoolStats>;
+  /**
+   * Calls `listener` each time a connection is made again after connections failed (Postgres
+   * restarted or came back from an outage). PGlite runs in the process and has none to lose.
+   */
+  onReconnect?(listener: () => void): void;
   close(): Promise<void>;
 }
 

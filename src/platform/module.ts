@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { z, ZodRawShape } from 'zod';
 import type { Subject } from './common-schemas.js';
-import type { Queryable } from './db.js';
+import type { Db, Queryable } from './db.js';
 import type { AuditEventType, Permission } from './access.js';
 import { checkJobName, type JobHandler, type JobHandlers, type JobMapBase, type JobSpec, type JobQueue, type ScheduleOptions } from './queue.js';
 
@@ -166,7 +166,11 @@ export interface DomainModule<Api = unknown, Jobs extends JobMapBase = NoJobs> {
   /** One handler for every job of its job map. */
   readonly jobs?: JobHandlers<Jobs>;
   readonly schedules?: readonly Schedule<Jobs>[];
-  /** Work for a process that runs jobs, once its consumers run (e.g. a sweep for work lost in a crash). */
+  /**
+   * Work for a process that runs jobs, once its consumers run, and again each time the queue's
+   * store returns after an outage: a sweep for work whose job was lost in a crash or could not be
+   * enqueued while the queue was down (idempotent: deterministic job ids).
+   */
   readonly onStart?: () => Promise<void>;
   readonly tools?: readonly ToolDefinition[];
   /** MCP endpoints of its own (ScopedMcpEndpoint). */
@@ -259,19 +263,45 @@ export function mergeSchedules(modules: readonly AnyModule[]): Schedule<JobMapBa
  * What a process does with its modules' jobs. Checked when the process is assembled, so a bad
  * registry fails the start rather than the first job.
  */
-export function jobRunner(queue: JobQueue<JobMapBase>, modules: readonly AnyModule[], log: FastifyBaseLogger): { start(): Promise<void> } {
+export function jobRunner(
+  queue: JobQueue<JobMapBase>,
+  modules: readonly AnyModule[],
+  log: FastifyBaseLogger,
+  db?: Partial<Pick<Db, 'onReconnect'>>,
+): { start(): Promise<void> } {
   const handlers = mergeJobs(modules);
   const schedules = mergeSchedules(modules);
+  const schedule = async () => {
+    for (const { id, job, payload, ...timing } of schedules) await queue.schedule(id, job, payload, timing as ScheduleOptions);
+  };
+  const sweep = async (when: string) => {
+    for (const module of modules) {
+      await module.onStart?.().catch((error: unknown) => log.warn({ err: error, module: module.name }, `${when} work failed`));
+    }
+  };
+  let recovering: Promise<void> | undefined;
+  // One recovery at a time; a return during one starts the next after it.
+  const afterOutage = (what: 'the queue' | 'the database') => {
+    const recover = async () => {
+      log.info(`${what} is back: sweeping up the work of the outage`);
+      // Idempotent upserts: a queue store that restarted empty (no persistence) has lost them.
+      if (what === 'the queue') await schedule().catch((error: unknown) => log.warn({ err: error }, 'scheduling after the outage failed'));
+      await sweep('recovery');
+    };
+    recovering = (recovering ?? Promise.resolve()).then(recover, recover);
+  };
   return {
     async start() {
       await queue.startConsumers(handlers);
-      for (const { id, job, payload, ...timing } of schedules) await queue.schedule(id, job, payload, timing as ScheduleOptions);
+      await schedule();
       // A schedule the code no longer declares (renamed or removed) would fire a job nothing handles.
       const removed = await queue.unscheduleOthers(schedules.map((s) => s.id));
       if (removed.length > 0) log.info({ removed }, 'removed schedules no module declares');
-      for (const module of modules) {
-        await module.onStart?.().catch((error: unknown) => log.warn({ err: error, module: module.name }, 'start-up work failed'));
-      }
+      await sweep('start-up');
+      // Jobs that failed while Postgres or Redis was away, and work that could not be enqueued
+      // meanwhile, are swept up as soon as the dependency returns, not at the sweeps' next tick.
+      queue.onReconnect(() => afterOutage('the queue'));
+      db?.onReconnect?.(() => afterOutage('the database'));
     },
   };
 }

@@ -83,6 +83,7 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
   private eventsReady: Promise<void> | undefined;
   private worker: Worker | undefined;
   private readonly clients: Redis[] = [];
+  private readonly reconnected: (() => void)[] = [];
 
   constructor(private readonly options: BullQueueOptions) {
     this.connection = failFastRedis(options.redisUrl, this.commandTimeoutMs);
@@ -96,6 +97,16 @@ export class BullQueue<M extends JobMapBase> implements JobQueue<M> {
       },
     });
     this.queue.on('error', () => {});
+    // ioredis says 'ready' on every connection it makes: after the first, each is a return.
+    let connectedBefore = false;
+    this.connection.on('ready', () => {
+      if (connectedBefore) for (const listener of this.reconnected) listener();
+      connectedBefore = true;
+    });
+  }
+
+  onReconnect(listener: () => void): void {
+    this.reconnected.push(listener);
   }
 
   async enqueue<N extends keyof M & string>(name: N, payload: M[N]['payload'], options: EnqueueOptions = {}): Promise<string> {

@@ -143,6 +143,9 @@ export class InProcessQueue<M extends JobMapBase> implements JobQueue<M> {
 
   async ping(): Promise<void> {}
 
+  /** Jobs live in this process: there is no store to lose and get back. */
+  onReconnect(): void {}
+
   /** Resolves when no job is running or waiting (tests, graceful shutdown). */
   whenIdle(): Promise<void> {
     if (this.running === 0 && this.waiting.length === 0) return Promise.resolve();

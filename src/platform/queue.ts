@@ -96,6 +96,12 @@ export interface JobQueue<M extends JobMapBase> {
   inFlight(projectId: string, scan?: number): Promise<JobsInFlight>;
   /** Readiness: throws when the queue's backing store is unreachable. */
   ping(): Promise<void>;
+  /**
+   * Calls `listener` each time the queue's store is reachable again after an outage (never for
+   * the first connection): the work whose jobs could not be enqueued meanwhile is swept up then,
+   * not at the sweeps' next tick. The in-process queue has no store to lose and never calls it.
+   */
+  onReconnect(listener: () => void): void;
   close(): Promise<void>;
 }
 

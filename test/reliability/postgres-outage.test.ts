@@ -10,6 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createLattice, type Lattice } from '../../src/modules.js';
+import { insertMemories } from '../../src/memory/store.js';
+import { newId } from '../../src/platform/ids.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { SERVER_DATABASE_URL, testConfig } from '../helpers/harness.js';
 import { reservedPort } from '../helpers/processes.js';
@@ -168,4 +170,33 @@ describe.skipIf(!runnable)('a Postgres crash and restart under write load', () =
     expect({ memories: memories.rows[0]!.n, events: events.rows[0]!.n }).toEqual({ memories: memoryIds.length, events: eventIds.length });
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
   }, 240_000);
+
+  it('after Postgres returns, work whose jobs failed during the outage settles within 15 s', async () => {
+    const db = lattice.runtime.db;
+    const ids = Array.from({ length: 10 }, () => newId('mem'));
+    await insertMemories(db, ids.map((id, i) => ({ id, projectId, content: `Kept before the crash, note ${i} on the garden` })));
+    crash();
+    // The drain of those rows runs while Postgres is down, and fails every attempt it has.
+    await lattice.runtime.queue.enqueue('memory.embed-drain', { projectId }, { attempts: 2, backoffMs: 100 });
+    for (let polls = 0; (await lattice.runtime.queue.inFlight(projectId)).jobs.length > 0; polls++) {
+      if (polls > 600) throw new Error('the drain job did not give up within 600 polls');
+      await sleep(100);
+    }
+    start();
+    const back = Date.now();
+    const embedded = async () => {
+      try {
+        return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::text[]) AND embedding IS NOT NULL', [ids])).rows[0]!.n;
+      } catch {
+        return -1; // the pool still meeting its dead connections
+      }
+    };
+    for (let polls = 0; (await embedded()) < ids.length; polls++) {
+      if (polls > 600) throw new Error(`${await embedded()} of ${ids.length} embedded 60 s after Postgres returned`);
+      await sleep(100);
+    }
+    const took = Date.now() - back;
+    // The embedding sweep's own schedule is a minute: within 15 s means Postgres's return set it off.
+    expect(took, `embedded ${took} ms after Postgres returned`).toBeLessThan(15_000);
+  }, 120_000);
 });

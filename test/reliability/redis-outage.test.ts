@@ -6,6 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { reservedPort } from '../helpers/processes.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
 const JOB_TIMEOUT_MS = 5000;
@@ -33,15 +34,29 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
   let port: number;
   let redis: ChildProcess;
   let project: { projectId: string; apiKey: string };
+  // A webhook receiver that refuses every first delivery of a fire (500), so that its retry is
+  // what must survive the outage.
+  let sink: Receiver;
 
   beforeAll(async () => {
     port = await reservedPort();
     redis = await startRedis(port);
-    h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '500', JOB_TIMEOUT_MS: String(JOB_TIMEOUT_MS), AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true' } });
+    sink = await startReceiver((res, _n, req) => res.writeHead(req.headers['webhook-id'] && sink.received.filter((r) => r.headers['webhook-id'] === req.headers['webhook-id']).length === 1 ? 500 : 204).end());
+    h = await createHarness({
+      env: {
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        QUEUE_COMMAND_TIMEOUT_MS: '500',
+        JOB_TIMEOUT_MS: String(JOB_TIMEOUT_MS),
+        AP_MEMORY_OBSERVE_ASYNC_ENABLED: 'true',
+        WEBHOOK_ALLOWED_TARGETS: '127.0.0.1',
+        WEBHOOK_RETRY_BASE_MS: '200',
+      },
+    });
     project = await h.project();
   }, 60_000);
   afterAll(async () => {
     await h?.close();
+    await sink?.close();
     if (redis.exitCode === null) await stopRedis(redis);
   });
 
@@ -101,6 +116,45 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
     const queued = await h.call('POST', project.projectId, '/memory/observe', { body: { text: 'I moved to Porto once Redis was back.' } });
     expect(queued.statusCode).toBe(200);
     expect(queued.json().queued.jobId).toBeTruthy();
+  }, 120_000);
+
+  it('after Redis returns, the work acknowledged during the outage settles within 15 s: embeddings, and a webhook retry', async () => {
+    const p = await h.project();
+    const rule = await h.call('POST', p.projectId, '/memory-alerts', { body: { name: 'outage', trigger: { kind: 'engine-event', eventTypes: ['outage.settle'] }, notify: [{ kind: 'webhook', url: sink.url }] } });
+    expect(rule.statusCode, rule.body).toBe(201);
+    expect(await h.apis.embeddings.embedQuery('warm the encoder')).toHaveLength(h.config.embeddingDimensions);
+    await stopRedis(redis);
+
+    // Acknowledged while Redis is down: five memories (their embedding job could not be enqueued)
+    // and an event whose webhook answered 500 (its retry could not be enqueued).
+    const ids: string[] = [];
+    for (const content of ['Walks the dog at six', 'Prefers aisle seats', 'Allergic to cats', 'Learning Portuguese', 'Runs on Sundays']) {
+      const saved = await h.call('POST', p.projectId, '/admin/memory', { body: { content } });
+      expect(saved.statusCode, saved.body).toBe(201);
+      ids.push(saved.json().id);
+    }
+    const emitted = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'outage.settle', dedupeKey: 'settle-1' } });
+    expect(emitted.statusCode, emitted.body).toBe(200);
+    expect(emitted.json().alertDispatches).toBe(1);
+    const fires = () => h.call('GET', p.projectId, `/memory-alerts/${rule.json().id}/fires`).then((r) => r.json() as { id: string; deliveryResults: { ok: boolean; attempts: number }[] }[]);
+    expect((await fires())[0]!.deliveryResults[0]).toMatchObject({ ok: false, attempts: 1 });
+    // Past the retry's backoff (200 ms) and its grace (1 s): only a sweep can settle it now.
+    await new Promise((r) => setTimeout(r, 2000));
+
+    redis = await startRedis(port);
+    const back = Date.now();
+    const settled = async () => {
+      const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE id = ANY($1::text[]) AND embedding IS NOT NULL', [ids]);
+      return { embedded: rows[0]!.n, delivered: (await fires())[0]!.deliveryResults[0]!.ok };
+    };
+    await expect.poll(settled, { timeout: 60_000, interval: 200 }).toEqual({ embedded: 5, delivered: true });
+    const took = Date.now() - back;
+    // The sweeps' own schedule is a minute (embeddings) and 10 s (deliveries): within 15 s means
+    // the return of the queue set them off.
+    expect(took, `settled ${took} ms after Redis returned`).toBeLessThan(15_000);
+    // Posted twice in all: the refused first attempt, and the retry the sweep enqueued once.
+    const [fire] = await fires();
+    expect(sink.received.filter((r) => r.headers['webhook-id'] === `${fire!.id}.0`)).toHaveLength(2);
   }, 120_000);
 
   it('under write load, Redis down for 10 s: every answer is a success or a prompt 503, and no acknowledged write is lost', async () => {
