@@ -77,7 +77,7 @@ describe('behaviour intelligence', () => {
       // Each new pattern was announced. A poller sees an event once every append of the project begun
       // before it has committed (the event horizon): a mining running beside this one may hold it back.
       await expect
-        .poll(async () => (await h.call('GET', a.projectId, '/memory-events?eventTypes=pattern.emerged')).json().map((e: { sourcePatternId: string }) => e.sourcePatternId), { timeout: 10_000, interval: 100 })
+        .poll(async () => (await h.call('GET', a.projectId, '/memory-events?eventTypes=pattern.emerged')).json().map((e: { sourcePatternId: string }) => e.sourcePatternId), { timeout: 60_000, interval: 100 })
         .toContain(recurring.id);
     });
 
@@ -85,7 +85,7 @@ describe('behaviour intelligence', () => {
       const twin = { kind: 'customer', externalId: 'c-twin' };
       await saveEvents(a.projectId, twin, weekly(10, 6), 'swim', { entity: 'city pool' });
       // Wait for the mining the writes queued (debounce 0 here), then start afresh.
-      await vi.waitFor(async () => expect((await h.call('GET', a.projectId, `/lattice/contacts/${twin.externalId}/patterns`)).json().data.length).toBe(4), { timeout: 20_000, interval: 100 });
+      await vi.waitFor(async () => expect((await h.call('GET', a.projectId, `/lattice/contacts/${twin.externalId}/patterns`)).json().data.length).toBe(4), { timeout: 60_000, interval: 100 });
       await h.db.query(`DELETE FROM memories WHERE project_id = $1 AND subject_external_id = $2 AND pattern_key IS NOT NULL`, [a.projectId, twin.externalId]);
       const reports = await Promise.all([1, 2].map(async () => (await h.call('POST', a.projectId, '/lattice/patterns/extract', { body: { subject: twin } })).json()));
       expect(reports.map((r) => r.patternsCreated).sort()).toEqual([0, 4]);

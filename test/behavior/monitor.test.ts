@@ -110,7 +110,7 @@ describe('pattern monitor', () => {
     expect(announced.payload.hoursOverdue).toBeGreaterThan(0);
 
     // The rule fired once per announcement, through the queue to the receiver.
-    await expect.poll(() => sink.received.length, { timeout: 15_000, interval: 50 }).toBe(due.length);
+    await expect.poll(() => sink.received.length, { timeout: 60_000, interval: 50 }).toBe(due.length);
     const delivered = sink.received.map((r) => (JSON.parse(r.body) as { data: { event?: { eventType?: string; sourcePatternId?: string } } }).data);
     expect(delivered.map((d) => d.event?.sourcePatternId).sort()).toEqual(due);
     expect(delivered.every((d) => d.event?.eventType === 'pattern.broken')).toBe(true);

@@ -125,7 +125,7 @@ describe("the public clients' calls against Lattice", () => {
     // Delivered after the emit commits: read the fire until its memory channel reports the write.
     type Fire = { deliveryResults: { ok: boolean; memoryId?: string }[] };
     const delivered = async () => ((await ok('GET', `/memory-alerts/${rule.id as string}/fires`)) as unknown as Fire[])[0]?.deliveryResults[0];
-    await expect.poll(delivered, { timeout: 10_000, interval: 100 }).toMatchObject({ ok: true, memoryId: expect.any(String) });
+    await expect.poll(delivered, { timeout: 60_000, interval: 100 }).toMatchObject({ ok: true, memoryId: expect.any(String) });
     const written = await ok('GET', `/admin/memory/${(await delivered())!.memoryId}`);
     expect(written).toMatchObject({ scope: 'project', content: 'scope check for c-scope' });
   });

@@ -108,7 +108,7 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
   it('shows a wrong key the sign-in page with the API\'s own error', async () => {
     const page = await open();
     await signIn(page, 'lat_not-a-real-key');
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/AUTHENTICATION_ERROR, 401/);
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 60_000 }).toMatch(/AUTHENTICATION_ERROR, 401/);
     expect(await page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true);
     await page.screenshot({ path: join(SHOTS, 'sign-in-error.png') });
     // The key is kept in this tab only: nothing in the URL, no cookie.
@@ -232,7 +232,7 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
     const emit = (eventType: string, externalId: string) =>
       h.call('POST', project.projectId, '/lattice/events/emit', { body: { eventType, subject: { kind: 'customer', externalId }, payload: { total: 42 } } });
     expect((await emit('order.placed', 'c-1')).json()).toMatchObject({ emitted: true, alertDispatches: 1 });
-    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => receiver.received.length, { timeout: 60_000 }).toBe(1);
 
     const page = await open();
     await signIn(page, readKey);
@@ -243,7 +243,7 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
 
     await page.getByLabel('Live tail').check();
     await emit('order.refunded', 'c-2');
-    await log.getByRole('cell', { name: 'order.refunded' }).waitFor({ timeout: 15_000 });
+    await log.getByRole('cell', { name: 'order.refunded' }).waitFor({ timeout: 60_000 });
     // Newest on top.
     expect(await log.locator('tbody tr').first().textContent()).toContain('order.refunded');
 
@@ -354,7 +354,7 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
     const other = await h.project();
     const page = await open();
     await signIn(page, readKey, other.projectId);
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/NOT_FOUND, 404/);
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 60_000 }).toMatch(/NOT_FOUND, 404/);
     await page.close();
   });
 });

@@ -74,7 +74,7 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.screenshot({ path: join(SHOTS, 'graph.png'), fullPage: true });
     // One hop leaves the neighbour's edge out.
     await page.getByLabel('Hops').selectOption('1');
-    await expect.poll(() => edgeRows(page)).toEqual([['1', 'Ana Silva', 'works_at', 'Acme']]);
+    await expect.poll(() => edgeRows(page), { timeout: 60_000 }).toEqual([['1', 'Ana Silva', 'works_at', 'Acme']]);
     await page.close();
   });
 
@@ -96,7 +96,7 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     expect((await edgeRows(page)).map((row) => row[2]).sort()).toEqual(['located_in', 'works_at']);
     await page.getByLabel('Hops').focus();
     await page.keyboard.press('ArrowUp');
-    await expect.poll(async () => (await page.getByLabel('Hops').inputValue())).toBe('1');
+    await expect.poll(async () => (await page.getByLabel('Hops').inputValue()), { timeout: 60_000 }).toBe('1');
     await page.close();
   });
 
@@ -106,9 +106,9 @@ describe.skipIf(!browserReady)('the console in a browser: graph, provenance, dec
     await page.getByRole('table', { name: 'Edges' }).waitFor();
     expect((await edgeRows(page)).map((row) => row[2])).toEqual(['works_at', 'located_in']);
     await page.getByLabel('As of').fill('2023-06-01T12:00');
-    await expect.poll(() => edgeRows(page)).toEqual([['1', 'Ana Silva', 'lives_in', 'Porto']]);
+    await expect.poll(() => edgeRows(page), { timeout: 60_000 }).toEqual([['1', 'Ana Silva', 'lives_in', 'Porto']]);
     await page.getByLabel('As of').fill('');
-    await expect.poll(async () => (await edgeRows(page)).map((row) => row[2])).toEqual(['works_at', 'located_in']);
+    await expect.poll(async () => (await edgeRows(page)).map((row) => row[2]), { timeout: 60_000 }).toEqual(['works_at', 'located_in']);
     await page.getByLabel('Show retired edges').check();
     const retired = page.locator('tr.retired');
     await retired.waitFor();

@@ -50,7 +50,7 @@ describe('behavior discovery', () => {
     expect(await h.apis.discovery.all(a.projectId)).toEqual([]);
     const res = await h.call('POST', a.projectId, '/lattice/patterns/extract', { body: { windowDays: 365 } });
     expect(res.json().contactsProcessed).toBe(12);
-    await expect.poll(async () => (await h.apis.discovery.all(a.projectId)).length, { timeout: 20_000 }).toBe(12);
+    await expect.poll(async () => (await h.apis.discovery.all(a.projectId)).length, { timeout: 60_000 }).toBe(12);
     const features = await h.apis.discovery.all(a.projectId);
     const weekly = features.find((f) => f.subject.externalId === 'w0')!;
     expect(weekly).toMatchObject({ subject: { kind: 'customer', externalId: 'w0' }, cadenceDays: 7, activityCount: 20, attributes: { purchase: { count: 20, mean: 80, last: 80 } } });
@@ -219,7 +219,7 @@ describe('behavior discovery', () => {
     const atRisk = moved.filter((f) => f.rfmSegment === 'at_risk').map((f) => f.subject.externalId).sort();
     expect(atRisk).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5']);
     await expect
-      .poll(async () => (await h.call('GET', a.projectId, '/admin/memory?limit=500')).json().filter((m: { content: string }) => m.content.endsWith('is at risk')).map((m: { content: string }) => m.content.split(' ')[0]).sort(), { timeout: 10_000 })
+      .poll(async () => (await h.call('GET', a.projectId, '/admin/memory?limit=500')).json().filter((m: { content: string }) => m.content.endsWith('is at risk')).map((m: { content: string }) => m.content.split(' ')[0]).sort(), { timeout: 60_000 })
       .toEqual(atRisk);
   });
 

@@ -82,8 +82,8 @@ describe('read-your-writes with the worker pool saturated', () => {
     const texts = (n: number, what: string) => Array.from({ length: n }, (_, i) => `a sentence that keeps the ${what} busy number ${i}`);
     const busy = h.lattice.runtime.pool.run('embed', { texts: texts(400, 'pool') });
     const backlog = h.lattice.runtime.backgroundPool.run('embed', { texts: texts(1200, 'background pool') });
-    await expect.poll(() => h.lattice.runtime.pool.hasFreeThread).toBe(false);
-    await expect.poll(() => h.lattice.runtime.backgroundPool.hasFreeThread).toBe(false);
+    await expect.poll(() => h.lattice.runtime.pool.hasFreeThread, { timeout: 60_000 }).toBe(false);
+    await expect.poll(() => h.lattice.runtime.backgroundPool.hasFreeThread, { timeout: 60_000 }).toBe(false);
     const saved = (await h.call('POST', projectId, '/admin/memory', { body: { content: 'Favourite colour is teal' } })).json();
     expect(saved.hasEmbedding).toBe(false);
     const [top] = (await h.call('POST', projectId, '/memory/search', { body: { query: 'teal colour' } })).json();
