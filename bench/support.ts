@@ -312,6 +312,23 @@ export async function withPgliteContext(
   }
 }
 
+/** A context on the database at `env.databaseUrl` (and Redis under its prefix), consumers running, closed after `fn`. */
+async function withContextOn(
+  label: string,
+  env: { databaseUrl: string; queuePrefix: string },
+  redisUrl: string | undefined,
+  log: FastifyBaseLogger,
+  fn: (ctx: Lattice, setup: string) => Promise<void>,
+): Promise<void> {
+  const ctx = await createLattice(configFor({ DATABASE_URL: env.databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: env.queuePrefix }), { log });
+  try {
+    await ctx.startConsumers();
+    await fn(ctx, `${label}, ${ctx.runtime.queue.kind} queue`);
+  } finally {
+    await ctx.close();
+  }
+}
+
 /** The same on a throwaway Postgres database (and Redis prefix, when REDIS_URL is given). */
 export async function withPostgresContext(
   serverUrl: string,
@@ -319,15 +336,7 @@ export async function withPostgresContext(
   log: FastifyBaseLogger,
   fn: (ctx: Lattice, setup: string) => Promise<void>,
 ): Promise<void> {
-  await withThrowawayPostgres(serverUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
-    const ctx = await createLattice(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
-    try {
-      await ctx.startConsumers();
-      await fn(ctx, `Postgres, ${ctx.runtime.queue.kind} queue`);
-    } finally {
-      await ctx.close();
-    }
-  });
+  await withThrowawayPostgres(serverUrl, redisUrl, (env) => withContextOn('Postgres', env, redisUrl, log, fn));
 }
 
 /**
@@ -380,15 +389,7 @@ export async function withCitusContext(
   log: FastifyBaseLogger,
   fn: (ctx: Lattice, setup: string) => Promise<void>,
 ): Promise<void> {
-  await withThrowawayCitus(coordinatorUrl, redisUrl, async ({ databaseUrl, queuePrefix }) => {
-    const ctx = await createLattice(configFor({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix }), { log });
-    try {
-      await ctx.startConsumers();
-      await fn(ctx, `Citus, ${ctx.runtime.queue.kind} queue`);
-    } finally {
-      await ctx.close();
-    }
-  });
+  await withThrowawayCitus(coordinatorUrl, redisUrl, (env) => withContextOn('Citus', env, redisUrl, log, fn));
 }
 
 // ---------------------------------------------------------------------------------------------
