@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { EmbeddingsModel } from '@energetic-ai/embeddings';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { insideNative } from './native-gate.js';
 import { FLOAT, INT32, OnnxGraph } from './onnx.js';
 
@@ -134,7 +134,8 @@ function buildModel(weights: Weights): Uint8Array {
 }
 
 interface Encoder {
-  session: ort.InferenceSession;
+  ort: typeof Ort;
+  session: Ort.InferenceSession;
   tokenize(text: string): number[];
 }
 
@@ -147,8 +148,14 @@ function load(): Promise<Encoder> {
     const { tokenizer } = new EmbeddingsModel({ vocabulary, model: undefined as never });
     // One kernel thread per session: the worker pool already runs one session per core.
     const model = buildModel(readWeights());
-    const session = await insideNative(() => ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' }));
-    return { session, tokenize: (text: string) => tokenizer.encode(text) };
+    // The binding is loaded here, inside the gate, not by a static import: a thread stopped while
+    // its module initialiser runs (the pool closing as a new thread starts) throws out of
+    // napi_register_module_v1 and aborts the process, as a core dump of the abort showed.
+    const { ort, session } = await insideNative(async () => {
+      const ort = await import('onnxruntime-node');
+      return { ort, session: await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' }) };
+    });
+    return { ort, session, tokenize: (text: string) => tokenizer.encode(text) };
   })().catch((error: unknown) => {
     encoder = undefined;
     throw error;
@@ -166,7 +173,7 @@ const PADDING_ALLOWANCE = 0.15;
 export async function embedTexts(texts: readonly string[]): Promise<Float32Array> {
   const vectors = new Float32Array(texts.length * DIMENSIONS);
   if (texts.length === 0) return vectors;
-  const { session, tokenize } = await load();
+  const { ort, session, tokenize } = await load();
   const encoded = texts.map((text) => tokenize(text).slice(0, MAX_TOKENS));
   const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
   for (let start = 0; start < order.length; ) {
