@@ -98,6 +98,16 @@ export const positiveInt = (key: string, fallback: number): number => optionalIn
 
 export const sleep = (delayMs: number) => new Promise<void>((resolve) => setTimeout(resolve, delayMs));
 
+/** Polls `done` every 10 ms until it holds or `limitMs` pass; answers the milliseconds it took, or undefined if it never held. */
+export async function msUntil(done: () => boolean | Promise<boolean>, limitMs = 60_000): Promise<number | undefined> {
+  const start = performance.now();
+  while (!(await done())) {
+    if (performance.now() - start > limitMs) return undefined;
+    await sleep(10);
+  }
+  return performance.now() - start;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Texts: varied, realistic agent memories and questions, seeded so every run uses the same ones.
 

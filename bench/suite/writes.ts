@@ -7,7 +7,7 @@ import type { Lattice } from '../../src/modules.js';
 import { newId } from '../../src/platform/ids.js';
 import type { Principal } from '../../src/tenancy/index.js';
 import type { ObservationInput } from '../../src/typed/schemas.js';
-import { mulberry32, perSecond, progress, seconds, summarise, thousands, type Receiver } from '../support.js';
+import { ms, msUntil, mulberry32, perSecond, progress, seconds, summarise, thousands, type Receiver } from '../support.js';
 import { addRow, latencyMeasure, type Run } from './common.js';
 
 const TYPED_BATCH = 10_000;
@@ -146,15 +146,19 @@ export async function benchEmit(run: Run, emits: number, receiver: Receiver): Pr
     withRules.push(performance.now() - t0);
     if ((i + 1) % 100 === 0) progress(`[${setup}] emit: ${i + 1}/${emits}`);
   }
-  const delivered = receiver.received() - before;
   const expected = EMIT_RULES * (EMIT_WARMUP + emits);
+  const lag = await msUntil(() => receiver.received() - before >= expected);
+  const delivered = receiver.received() - before;
   addRow(
     run,
     `emit, ${EMIT_RULES} matching alert rules (webhook channel)`,
     latencyMeasure(`ctx.apis.events.emit with ${EMIT_RULES} rules`, summarise(withRules)),
     latencyMeasure('ctx.apis.events.emit with no rule', summarise(without)),
     undefined,
-    [`each rule's first webhook attempt is made before emit returns, to a node:http receiver on 127.0.0.1 answering 204: it got ${thousands(delivered)} of ${thousands(expected)}`],
+    [
+      `emit answers once its fires are recorded and their delivery job enqueued; the job posts each to a node:http receiver on 127.0.0.1 answering 204: ` +
+        `it got ${thousands(delivered)} of ${thousands(expected)}` + (lag === undefined ? ' (the rest not within 60 s)' : `, the last ${ms(lag)} after the last emit answered`),
+    ],
     'no goal set (#4 asked for the figure only)',
   );
 }

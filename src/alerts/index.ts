@@ -9,10 +9,10 @@ import { alertRoutes } from './routes.js';
 import { AlertService, alertJobs, type AlertJobs } from './service.js';
 import { alertsSubjectData } from './subject-data.js';
 
-export type { AlertJobs, DeliverPayload } from './service.js';
+export type { AlertJobs, DeliverFiresPayload, DeliverPayload } from './service.js';
 
 /** The face's methods, named once: its api type and its bound api both read them. */
-const ALERTS_METHODS = ['create', 'list', 'get', 'patch', 'delete', 'fires', 'countActive', 'deliver', 'sweepDeliveries'] as const;
+const ALERTS_METHODS = ['create', 'list', 'get', 'patch', 'delete', 'fires', 'countActive', 'deliver', 'deliverFires', 'sweepDeliveries'] as const;
 
 export type AlertsApi = Pick<AlertService, (typeof ALERTS_METHODS)[number]>;
 
@@ -38,7 +38,7 @@ export function createAlertsModule(
   // Rules are evaluated in the transaction that appends the events; their fires are delivered after it commits.
   deps.events.onAppend(async (tx, projectId, events) => {
     const fires = await alerts.evaluate(tx, projectId, events);
-    return fires.length === 0 ? undefined : { dispatches: fires.length, afterCommit: (mode) => alerts.dispatch(projectId, fires, mode) };
+    return fires.length === 0 ? undefined : { dispatches: fires.length, afterCommit: () => alerts.dispatch(projectId, fires) };
   });
   return {
     name: 'alerts',

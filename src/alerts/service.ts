@@ -1,8 +1,8 @@
 // Alert rules: CRUD with the active-triggers ceiling, evaluation inside event emission (in the
-// emitter's transaction), and delivery to channels after commit: a synchronous first attempt with
-// a short timeout for single emits, then retries with backoff through the queue.
+// emitter's transaction), and delivery to channels after commit, through the queue: one job makes
+// the first attempts of a batch of fires at once, then each failed channel retries with backoff.
 import type { FastifyBaseLogger } from 'fastify';
-import type { DispatchMode, EventsApi } from '../events/index.js';
+import type { EventsApi } from '../events/index.js';
 import type { LoggedEvent } from '../events/schemas.js';
 import type { MemoryApi } from '../memory/index.js';
 import { mapConcurrent } from '../platform/concurrency.js';
@@ -50,15 +50,32 @@ export interface DeliverPayload {
   attempt: number;
 }
 
-/** Deliveries are jobs (retries with backoff); a sweep re-enqueues those whose job was lost. */
+export interface DeliverFiresPayload {
+  projectId: string;
+  fireIds: string[];
+}
+
+/**
+ * Deliveries are jobs: `alerts.deliver-fires` makes the first attempt at every channel of a batch
+ * of new fires, `alerts.deliver` one later attempt (retries with backoff); a sweep re-enqueues
+ * those whose job was lost.
+ */
 export type AlertJobs = {
+  'alerts.deliver-fires': { payload: DeliverFiresPayload; result: { delivered: number; failed: number } };
   'alerts.deliver': { payload: DeliverPayload; result: { delivered: boolean } };
   'alerts.sweep': { payload: Record<string, never>; result: { enqueued: number } };
 };
 
 const deliveryJobId = (fireId: string, channel: number, attempt: number) => `alerts.deliver.${fireId}.${channel}.${attempt}`;
+/** Fires per first-attempt job: one job for an emit's fires, a few for a bulk ingest's. */
+const FIRES_PER_JOB = 64;
+/** First attempts one job makes at once (each a webhook bounded by its timeout, or a memory write). */
+const ATTEMPTS_AT_ONCE = 32;
 
 export class AlertService {
+  /** First attempts this process makes itself while the queue cannot take them, one batch at a time. */
+  private withoutQueue: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly db: Db,
     private readonly queue: DomainQueue<AlertJobs>,
@@ -201,26 +218,60 @@ export class AlertService {
   // ---- delivery -------------------------------------------------------------------------------
 
   /**
-   * After the fires committed: 'sync' tries every channel now (webhooks bounded by their timeout)
-   * and queues retries; 'queued' hands every channel to the queue (bulk ingest).
+   * After the fires committed: hands them to the queue, one job per FIRES_PER_JOB, and returns; the
+   * emitter does not wait for the webhooks. When the queue cannot take a job (its store is down),
+   * this process makes the batch's first attempts itself, as the job would, one batch after
+   * another in the background (neither an emit nor a bulk ingest waits on them); a retry they need
+   * is left to the delivery sweep, which enqueues it once the queue is back. A process that stops
+   * before it gets to a batch leaves its fires pending, for the sweep too.
    */
-  async dispatch(projectId: string, fires: readonly PendingFire[], mode: DispatchMode): Promise<void> {
-    const deliveries = fires.flatMap((fire) => fire.rule.notify.map((_channel, channel) => ({ fire, channel })));
-    if (mode === 'queued') {
-      await mapConcurrent(deliveries, 16, ({ fire, channel }) =>
-        this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1, jobId: deliveryJobId(fire.fireId, channel, 1) }),
-      );
-      return;
-    }
-    await mapConcurrent(deliveries, 32, async ({ fire, channel }) => {
+  async dispatch(projectId: string, fires: readonly PendingFire[]): Promise<void> {
+    const fireIds = fires.filter((fire) => fire.rule.notify.length > 0).map((fire) => fire.fireId);
+    for (let start = 0; start < fireIds.length; start += FIRES_PER_JOB) {
+      const batch = { projectId, fireIds: fireIds.slice(start, start + FIRES_PER_JOB) };
       try {
-        await this.attempt(projectId, fire, channel, 1);
+        await this.queue.enqueue('alerts.deliver-fires', batch, { attempts: 1, jobId: `alerts.deliver-fires.${batch.fireIds[0]!}` });
       } catch (error) {
-        // The fire is recorded; a failure here (say, the database blinked) is retried by a job.
-        this.log.warn({ err: error, fireId: fire.fireId, channel }, 'alert delivery failed; queued for retry');
-        await this.queue.enqueue('alerts.deliver', { projectId, fireId: fire.fireId, channel, attempt: 1 }, { attempts: 1 }).catch(() => {});
+        this.log.warn({ err: error, fires: batch.fireIds.length }, 'could not enqueue alert deliveries; this process makes their first attempts');
+        this.withoutQueue = this.withoutQueue
+          .then(() => this.deliverFires(batch))
+          .then(
+            () => undefined,
+            (failure: unknown) => this.log.warn({ err: failure }, 'alert deliveries failed; the delivery sweep will retry'),
+          );
+      }
+    }
+  }
+
+  /**
+   * The job: the first attempt at every channel of these fires, ATTEMPTS_AT_ONCE at a time. A channel
+   * whose first attempt was already made (the sweep's job got there first) is left alone; one that
+   * throws (the database blinked) stays pending for the sweep.
+   */
+  async deliverFires({ projectId, fireIds }: DeliverFiresPayload): Promise<{ delivered: number; failed: number }> {
+    const fires = await store.getFires(this.db, projectId, fireIds);
+    const rules = new Map((await store.getRules(this.db, projectId, [...new Set(fires.map((f) => f.alertRuleId))])).map((r) => [r.id, r]));
+    const events = new Map((await this.events.get(projectId, fires.flatMap((f) => (f.eventId === null ? [] : [f.eventId])))).map((e) => [e.id, e]));
+    const firsts = fires.flatMap((fire) => {
+      const rule = rules.get(fire.alertRuleId);
+      const event = fire.eventId === null ? undefined : events.get(fire.eventId);
+      if (!rule || !event) return [];
+      return fire.deliveryResults.flatMap((result, channel) =>
+        result.pending && result.attempts === 0 && rule.notify[channel] && sameTarget(result, channelTarget(rule.notify[channel]))
+          ? [{ fire: { fireId: fire.id, rule, event }, channel }]
+          : [],
+      );
+    });
+    const outcomes = await mapConcurrent(firsts, ATTEMPTS_AT_ONCE, async ({ fire, channel }) => {
+      try {
+        return await this.attempt(projectId, fire, channel, 1);
+      } catch (error) {
+        this.log.warn({ err: error, fireId: fire.fireId, channel }, 'alert delivery failed; the delivery sweep will retry');
+        return false;
       }
     });
+    const delivered = outcomes.filter(Boolean).length;
+    return { delivered, failed: outcomes.length - delivered };
   }
 
   /** The job: one attempt at one channel of one fire. */
@@ -340,6 +391,7 @@ interface ChannelOutcome {
 
 export function alertJobs(alerts: AlertService): JobHandlers<AlertJobs> {
   return {
+    'alerts.deliver-fires': (payload) => alerts.deliverFires(payload),
     'alerts.deliver': (payload) => alerts.deliver(payload),
     'alerts.sweep': async () => ({ enqueued: await alerts.sweepDeliveries() }),
   };

@@ -81,6 +81,12 @@ export async function getRule(db: Queryable, projectId: string, id: string, forU
   return rows[0] && toRule(rows[0]);
 }
 
+export async function getRules(db: Queryable, projectId: string, ids: readonly string[]): Promise<Rule[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<RuleRow>('SELECT * FROM alert_rules WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, ids]);
+  return rows.map(toRule);
+}
+
 export async function listRules(db: Queryable, projectId: string, options: { enabledOnly?: boolean } = {}): Promise<Rule[]> {
   const { rows } = await db.query<RuleRow>(
     `SELECT * FROM alert_rules WHERE project_id = $1${options.enabledOnly ? ' AND enabled' : ''} ORDER BY created_at, id`,
@@ -191,6 +197,12 @@ export async function listFires(db: Queryable, projectId: string, ruleId: string
 export async function getFire(db: Queryable, projectId: string, id: string): Promise<Fire | undefined> {
   const { rows } = await db.query<FireRow>('SELECT * FROM alert_fires WHERE project_id = $1 AND id = $2', [projectId, id]);
   return rows[0] && toFire(rows[0]);
+}
+
+export async function getFires(db: Queryable, projectId: string, ids: readonly string[]): Promise<Fire[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<FireRow>('SELECT * FROM alert_fires WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, ids]);
+  return rows.map(toFire);
 }
 
 /** Replaces the result of one channel of a fire, leaving the others (written concurrently) alone. */

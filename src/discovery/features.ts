@@ -244,7 +244,7 @@ export class FeatureStore {
         });
         return { changes: events.length, receipt: events.length > 0 ? await this.events.appendInTransaction(tx, projectId, events) : undefined };
       });
-      if (receipt) await this.events.afterCommit(receipt, 'queued');
+      if (receipt) await this.events.afterCommit(receipt);
       refreshed += features.length;
       removed += gone.length;
       segmentChanges += changes;

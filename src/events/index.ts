@@ -6,7 +6,7 @@ import { eventRoutes } from './routes.js';
 import { EventLog } from './service.js';
 import { eventsSubjectData } from './subject-data.js';
 
-export type { AppendFollowUp, AppendHook, AppendReceipt, DispatchMode, EmitResult } from './service.js';
+export type { AppendFollowUp, AppendHook, AppendReceipt, EmitResult } from './service.js';
 export type { EventPage } from './store.js';
 
 /** The face's methods, named once: its api type and its bound api both read them. */

@@ -13,12 +13,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventLog }> = asyn
       config: { permission: 'WRITE_MEMORY', audit: 'write.event' },
       schema: {
         tags,
-        summary: 'Append an event; matching alert rules fire before this answers',
+        summary: 'Append an event; matching alert rules fire in its transaction',
         description:
           'Appends the event to the durable log, idempotently per (project, dedupeKey): a repeat answers `emitted: false` with the stored event and fires nothing. ' +
           'Without a dedupeKey the key is a hash of eventType, subject, severity, payload and sources, so a replayed request stays one event; send a dedupeKey to emit identical content twice. ' +
-          'Enabled alert rules are evaluated synchronously in the same transaction; each fire is recorded, and its channels get a first attempt before the call returns ' +
-          '(a webhook waits at most WEBHOOK_TIMEOUT_MS, then retries through the queue). `occurredAt` is assigned by the engine.',
+          'Enabled alert rules are evaluated synchronously in the same transaction: each fire is recorded with every channel pending, and `alertDispatches` counts them. ' +
+          'The fires are handed to the queue before the call returns, and their channels get a first attempt at once, off the call\'s path (the call never waits on a webhook); ' +
+          'failures retry through the queue, and the fire\'s `deliveryResults` show each attempt. `occurredAt` is assigned by the engine.',
         body: EmitBodySchema,
         response: { 200: EmitResponseSchema },
       },

@@ -61,14 +61,11 @@ export function toNewEvent(body: EmitBody): NewEvent {
   return { ...event, dedupeKey };
 }
 
-/** How follow-up work leaves after commit: tried now (a single emit) or handed to the queue (bulk ingest). */
-export type DispatchMode = 'sync' | 'queued';
-
 /** Work an append set off: recorded in the appending transaction, carried out after it commits. */
 export interface AppendFollowUp {
   /** The notifications it will send (alert fires), reported to the emitter. */
   readonly dispatches: number;
-  afterCommit(mode: DispatchMode): Promise<void>;
+  afterCommit(): Promise<void>;
 }
 
 /** Called inside the appending transaction with the events it appended (never empty). */
@@ -105,11 +102,14 @@ export class EventLog {
   }
 
   /** After the appending transaction committed: carries out what the subscribers recorded. */
-  async afterCommit(receipt: Pick<AppendReceipt, 'followUps'>, mode: DispatchMode): Promise<void> {
-    for (const followUp of receipt.followUps) await followUp.afterCommit(mode);
+  async afterCommit(receipt: Pick<AppendReceipt, 'followUps'>): Promise<void> {
+    for (const followUp of receipt.followUps) await followUp.afterCommit();
   }
 
-  /** One event; rules fire synchronously and their channels get a first attempt before this returns. */
+  /**
+   * One event; rules are evaluated in its transaction, and their fires are handed to the queue
+   * before this returns (their channels' first attempts follow at once, off the caller's path).
+   */
   async emit(projectId: string, body: EmitBody): Promise<EmitResult> {
     const event = toNewEvent(body);
     const receipt = await this.db.transaction((tx) => this.appendInTransaction(tx, projectId, [event]));
@@ -118,7 +118,7 @@ export class EventLog {
       const existing = await store.findByDedupeKey(this.db, projectId, event.dedupeKey);
       return { emitted: false, event: existing!, alertDispatches: 0 };
     }
-    await this.afterCommit(receipt, 'sync');
+    await this.afterCommit(receipt);
     return { emitted: true, event: logged, alertDispatches: receipt.dispatches };
   }
 

@@ -104,7 +104,7 @@ export class TypedService {
    */
   private async afterCommit(receipt: AppendReceipt): Promise<void> {
     await this.events
-      .afterCommit(receipt, 'queued')
+      .afterCommit(receipt)
       .catch((error: unknown) => this.log.warn({ err: error, dispatches: receipt.dispatches }, 'alert dispatch failed; the delivery sweep will retry'));
   }
 

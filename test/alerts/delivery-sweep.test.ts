@@ -49,7 +49,10 @@ describe('alert delivery sweep', () => {
     ).json();
     const emitted = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'edit.one', dedupeKey: 'edit-1' } });
     expect(emitted.json().alertDispatches).toBe(1);
-    const [fire] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json();
+    // The first attempt follows the emit, made by the job it enqueued.
+    const read = async () => (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json()[0];
+    await expect.poll(async () => (await read()).deliveryResults[0].attempts, { timeout: 60_000, interval: 20 }).toBe(1);
+    const fire = await read();
     expect(fire.deliveryResults[0]).toMatchObject({ channel: 'webhook', url: `${base}/fail`, ok: false, pending: true, attempts: 1, statusCode: 500 });
     const before = sink.received.length;
 

@@ -109,6 +109,11 @@ describe('compliance: export, hard delete, audit', () => {
     });
     await seed(a, alice, 'Alice Marlow');
     await seed(a, bob, 'Bob Quist');
+    // The rule's memory write-backs follow the emits (a job makes them): every one lands before a test reads.
+    await vi.waitFor(
+      async () => expect((await h.db.query('SELECT 1 FROM alert_fires WHERE project_id = $1 AND delivery_pending', [a.projectId])).rows).toHaveLength(0),
+      { timeout: 60_000, interval: 50 },
+    );
     // The same subject id in another project: its rows are that project's, never touched.
     await seed(other, alice, 'Alice Marlow');
     // The writes queued their subjects for mining (debounce 0): let that settle, or a dry run and

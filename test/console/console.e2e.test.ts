@@ -232,7 +232,10 @@ describe.skipIf(!browserReady)('the console in a browser', () => {
     const emit = (eventType: string, externalId: string) =>
       h.call('POST', project.projectId, '/lattice/events/emit', { body: { eventType, subject: { kind: 'customer', externalId }, payload: { total: 42 } } });
     expect((await emit('order.placed', 'c-1')).json()).toMatchObject({ emitted: true, alertDispatches: 1 });
-    await expect.poll(() => receiver.received.length, { timeout: 60_000 }).toBe(1);
+    // Delivered by the job the emit enqueued: wait for its result, which the Fires view shows.
+    const delivered = async () => (await h.call('GET', project.projectId, `/memory-alerts/${rule.json().id}/fires`)).json()[0]?.deliveryResults[0]?.ok;
+    await expect.poll(delivered, { timeout: 60_000 }).toBe(true);
+    expect(receiver.received).toHaveLength(1);
 
     const page = await open();
     await signIn(page, readKey);

@@ -1,7 +1,6 @@
 // The event log's on-append hook, the seam higher domains (alert rules) plug into: subscribers run
 // inside the appending transaction and act after it commits, and the log knows none of them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DispatchMode } from '../../src/events/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const EMIT = '/lattice/events/emit';
@@ -10,7 +9,7 @@ describe('append subscribers', () => {
   let h: Harness;
   /** What the test subscriber saw, per project. */
   const seen: { projectId: string; eventTypes: string[]; inTransaction: boolean }[] = [];
-  const committed: { projectId: string; mode: DispatchMode; eventTypes: string[] }[] = [];
+  const committed: { projectId: string; eventTypes: string[] }[] = [];
 
   beforeAll(async () => {
     h = await createHarness();
@@ -24,19 +23,19 @@ describe('append subscribers', () => {
       seen.push({ projectId, eventTypes, inTransaction: rows[0]!.n === events.length });
       if (eventTypes.includes('test.explode')) throw new Error('subscriber failed');
       if (!eventTypes.includes('test.notify')) return undefined;
-      return { dispatches: 2, afterCommit: async (mode) => void committed.push({ projectId, mode, eventTypes }) };
+      return { dispatches: 2, afterCommit: async () => void committed.push({ projectId, eventTypes }) };
     });
   });
   afterAll(() => h?.close());
 
-  it('runs in the appending transaction, then after commit with the mode of the append, and counts its dispatches', async () => {
+  it('runs in the appending transaction, then after commit, and counts its dispatches', async () => {
     const { projectId } = await h.project();
     const res = await h.call('POST', projectId, EMIT, { body: { eventType: 'test.notify' } });
     expect(res.statusCode, res.body).toBe(200);
     // The alert rules' own subscriber found no rule: only the test subscriber's dispatches count.
     expect(res.json()).toMatchObject({ emitted: true, alertDispatches: 2 });
     expect(seen.filter((s) => s.projectId === projectId)).toEqual([{ projectId, eventTypes: ['test.notify'], inTransaction: true }]);
-    expect(committed.filter((c) => c.projectId === projectId)).toEqual([{ projectId, mode: 'sync', eventTypes: ['test.notify'] }]);
+    expect(committed.filter((c) => c.projectId === projectId)).toEqual([{ projectId, eventTypes: ['test.notify'] }]);
   });
 
   it('is not called for a replay that appends nothing', async () => {

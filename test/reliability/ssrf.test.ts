@@ -213,6 +213,14 @@ describe('checkWebhookTarget and sendWebhook under the default policy', () => {
 /** Time for a follow-up request that was sent but not awaited to arrive. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
+type FireRead = { deliveryResults: { ok: boolean; attempts: number; error?: string; statusCode?: number; pending?: boolean }[] };
+/** The rule's first fire once its first attempt is made (emit hands its fires to the queue and answers). */
+async function firstAttempt(h: Harness, projectId: string, ruleId: string): Promise<FireRead> {
+  const read = async () => ((await h.call('GET', projectId, `/memory-alerts/${ruleId}/fires`)).json() as FireRead[])[0];
+  await expect.poll(async () => (await read())?.deliveryResults[0]?.attempts ?? 0, { timeout: 60_000, interval: 20 }).toBeGreaterThan(0);
+  return (await read())!;
+}
+
 describe('redirects to a private target are never followed', () => {
   const STATUSES = [301, 302, 303, 307, 308];
   const LOCATIONS: [string, (target: Receiver) => string][] = [
@@ -340,7 +348,7 @@ describe('the alert rule routes under the deployment default', () => {
     const emitted = await strict.call('POST', q.projectId, '/lattice/events/emit', { body: { eventType: 'ssrf.turned', dedupeKey: 'turned-1' } });
     expect(emitted.statusCode, emitted.body).toBe(200);
     expect(emitted.json().alertDispatches).toBe(1);
-    const [fire] = (await strict.call('GET', q.projectId, `/memory-alerts/${rule.id}/fires`)).json() as { deliveryResults: { ok: boolean; error?: string; statusCode?: number }[] }[];
+    const fire = await firstAttempt(strict, q.projectId, rule.id);
     expect(fire!.deliveryResults[0]).toMatchObject({ ok: false, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address \(a deployment allows its own hosts or networks in WEBHOOK_ALLOWED_TARGETS\)$/) });
     expect(fire!.deliveryResults[0]!.statusCode).toBeUndefined();
     expect(connectsSince(mark)).toEqual([]);
@@ -373,7 +381,7 @@ describe('a delivery through the routes does not follow a redirect to a private 
       const mark = connectSpy.mock.calls.length;
       const emitted = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType, dedupeKey: `redirect-${status}` } });
       expect(emitted.statusCode, emitted.body).toBe(200);
-      const [fire] = (await h.call('GET', p.projectId, `/memory-alerts/${rule.id}/fires`)).json() as { deliveryResults: Record<string, unknown>[] }[];
+      const fire = await firstAttempt(h, p.projectId, rule.id);
       expect(fire!.deliveryResults[0]).toMatchObject({ ok: false, pending: false, attempts: 1, statusCode: status, error: `redirect (HTTP ${status}) not followed` });
       await settle();
       expect(hop.received).toHaveLength(1);

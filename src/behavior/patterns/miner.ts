@@ -152,7 +152,7 @@ export class PatternMiner {
       return { created: keyed, receipt, refreshed, deactivated, written: rows.length };
     });
     if (written > 0) await this.memory.afterKeyedCommit(projectId);
-    if (receipt) await this.events.afterCommit(receipt, 'queued');
+    if (receipt) await this.events.afterCommit(receipt);
     return { contactsProcessed: subjects.length, patternsCreated: created.length, patternsRefreshed: refreshed, patternsDeactivated: deactivated };
   }
 
