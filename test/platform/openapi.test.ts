@@ -1,12 +1,22 @@
-import type { RouteOptions } from 'fastify';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 describe('OpenAPI', () => {
   let h: Harness;
   const routes: RouteOptions[] = [];
+  /** The shared schemas each route's scope holds, for compiling its serializers as Fastify would. */
+  const scopeSchemas = new Map<RouteOptions, Record<string, unknown>>();
   beforeAll(async () => {
-    h = await createHarness({ build: { onRoute: (route) => routes.push(route) } });
+    h = await createHarness({
+      build: {
+        onRoute: function (this: FastifyInstance, route) {
+          routes.push(route);
+          scopeSchemas.set(route, this.getSchemas());
+        },
+      },
+    });
   });
   afterAll(() => h?.close());
 
@@ -26,6 +36,23 @@ describe('OpenAPI', () => {
     for (const route of served) expect(documented, `${route} missing from /openapi.json`).toContain(route);
     expect(documented).toContain('POST /api/v1/projects/{projectId}/admin/memory/embeddings/backfill');
     expect(documented).toContain('GET /readyz');
+  });
+
+  it("compiles every route's response serializers (the app compiles each on its first answer)", async () => {
+    let compiled = 0;
+    for (const route of routes) {
+      const responses = (route.schema as { response?: Record<string, { content?: Record<string, { schema: unknown }> }> } | undefined)?.response ?? {};
+      const compile = SerializerSelector()(scopeSchemas.get(route), {});
+      for (const [httpStatus, schema] of Object.entries(responses)) {
+        const bodies = schema.content ? Object.entries(schema.content).map(([contentType, media]) => ({ contentType, schema: media.schema })) : [{ schema }];
+        for (const body of bodies) {
+          const where = `${String(route.method)} ${route.url} ${httpStatus}`;
+          expect(() => compile({ method: String(route.method), url: route.url, httpStatus, ...body }), where).not.toThrow();
+          compiled++;
+        }
+      }
+    }
+    expect(compiled).toBeGreaterThan(routes.length);
   });
 
   it('documents auth, the error body and each route\'s permission', async () => {
