@@ -13,5 +13,7 @@ export default defineConfig({
     // A fork is stopped by Vitest, never left to end by itself (test/helpers/fork-lifetime.ts);
     // property tests draw from a fixed seed in CI (test/helpers/property-seed.ts).
     setupFiles: ['test/helpers/fork-lifetime.ts', 'test/helpers/property-seed.ts'],
+    // The embedded backend's test databases start from one migrated once per run.
+    globalSetup: ['test/helpers/pglite-template.ts'],
   },
 });

@@ -54,6 +54,8 @@ function lockDataDir(dataDir: string): () => void {
 export interface PgliteDbOptions {
   /** A directory, or undefined for an in-memory database (tests). */
   dataDir?: string;
+  /** An in-memory database's starting contents: a dump of another's data directory (PGlite's dumpDataDir). */
+  loadDataDir?: Blob;
 }
 
 // The PGlite instance behind each Db, for what the Db interface does not carry (a bench's COPY from a
@@ -72,6 +74,7 @@ export async function createPgliteDb(options: PgliteDbOptions = {}): Promise<Db>
     pglite = await PGlite.create({
       dataDir: options.dataDir === undefined ? 'memory://' : join(options.dataDir, 'pglite'),
       extensions: { vector },
+      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
       parsers: { [types.INT8]: Number, [types.NUMERIC]: Number },
     });
   } catch (error) {

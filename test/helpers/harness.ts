@@ -2,9 +2,11 @@
 // otherwise an in-memory PGlite), a real queue (BullMQ under a unique prefix when REDIS_URL is
 // set, otherwise in-process), the real worker pool, and the real Fastify app driven by inject.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLattice, type Apis, type Lattice } from '../../src/modules.js';
@@ -47,15 +49,29 @@ export interface TestDatabase {
 export interface TestDatabaseOptions {
   /** Connections in each Postgres pool `open()` makes (default 5); PGlite always has one. */
   max?: number;
+  /**
+   * On PGlite, start from the run's migrated template (test/helpers/pglite-template.ts) rather than
+   * an empty database; the runtime's migrations then find nothing to apply.
+   */
+  migrated?: boolean;
 }
 
-/** A fresh, empty database for one test file. */
+let template: Blob | undefined;
+/** The run's migrated PGlite data directory, read once per process; undefined when the run has none. */
+function pgliteTemplate(): Blob | undefined {
+  const file = inject('pgliteTemplate');
+  if (!file) return undefined;
+  return (template ??= new Blob([readFileSync(file)]));
+}
+
+/** A fresh database for one test file: empty, or on PGlite migrated when asked (`migrated`). */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (!SERVER_DATABASE_URL) {
     let db: Promise<Db> | undefined;
+    const loadDataDir = options.migrated ? pgliteTemplate() : undefined;
     return {
       url: undefined,
-      open: () => (db ??= createPgliteDb()),
+      open: () => (db ??= createPgliteDb({ loadDataDir })),
       drop: async () => (await db)?.close(),
     };
   }
@@ -137,7 +153,7 @@ export interface HarnessOptions {
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const database = await createTestDatabase({ max: options.max });
+  const database = await createTestDatabase({ max: options.max, migrated: true });
   const config = testConfig(database, options.env);
   const db = await database.open();
   const lattice = await createLattice(config, { log: createLogger('silent'), db });
