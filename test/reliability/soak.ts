@@ -20,6 +20,7 @@
 // bench/workload.ts's, shared with bench/concurrency.ts.
 import { LatticeProcess } from '../../bench/lattice-process.js';
 import { markdownTable, ms, progress, sleep, summarise } from '../../bench/support.js';
+import { judge } from '../../bench/soak-verdict.js';
 import { createWorkload, errorsByStatus, MIX, prepareProject, projectAt, waitForEmbeddings, type Project, type Sample } from '../../bench/workload.js';
 
 const seconds = (key: string, fallback: number) => {
@@ -90,8 +91,10 @@ async function main(): Promise<void> {
       );
     }
 
-    const soakSamples: Sample[] = [];
+    const soakSamples: (Sample & { at: number })[] = [];
     const memory: number[] = [lattice.rssMb()];
+    /** The server's RSS, by seconds into the soak. */
+    const rssAt: [number, number][] = [[0, memory[0]!]];
     const pending = new Set<Promise<void>>();
     const started = Date.now();
     const interval = 1000 / rate;
@@ -104,19 +107,22 @@ async function main(): Promise<void> {
         continue;
       }
       next += interval;
+      const at = Date.now() - started;
       const request = send(nextOp()).then((sample) => {
-        soakSamples.push(sample);
+        soakSamples.push({ ...sample, at });
         pending.delete(request);
       });
       pending.add(request);
       if (Date.now() - lastReport >= 10_000) {
         lastReport = Date.now();
         memory.push(lattice.rssMb());
+        rssAt.push([(Date.now() - started) / 1000, memory.at(-1)!]);
         progress(`[soak] ${Math.round((Date.now() - started) / 1000)} s: ${soakSamples.length} answered, ${pending.size} in flight, server RSS ${memory.at(-1)!.toFixed(0)} MB`);
       }
     }
     await Promise.all(pending);
     memory.push(lattice.rssMb());
+    rssAt.push([(Date.now() - started) / 1000, memory.at(-1)!]);
 
     const rows: string[][] = [];
     const describe = (phase: string, samples: Sample[], secondsTaken: number) => {
@@ -135,6 +141,9 @@ async function main(): Promise<void> {
     console.log(`\nSoak, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${lattice.backend}, Node ${process.version}.`);
     console.log(`Server RSS during the soak: ${memory.map((m) => m.toFixed(0)).join(' → ')} MB (start ${memory[0]!.toFixed(0)}, end ${memory.at(-1)!.toFixed(0)}).\n`);
     console.log(markdownTable(['Phase', 'Operation', 'n', 'Errors', 'Throughput', 'p50', 'p99'], rows, (c) => c >= 2 && c !== 3));
+    const verdict = judge(soakSamples, rssAt);
+    console.log(`\n${verdict.lines.join('\n')}`);
+    if (!verdict.held) process.exitCode = 1;
   } finally {
     await lattice.close();
   }
