@@ -1,7 +1,10 @@
 // A pool thread inside ONNX Runtime's native code must not be stopped. Its binding runs a session
 // synchronously; a thread terminated during that call (a task's timeout, the process exiting)
 // throws a C++ exception on the way out that nothing catches, and the whole process aborts
-// (exit 134, "terminate called after throwing an instance of 'Napi::Error'").
+// (exit 134, "terminate called after throwing an instance of 'Napi::Error'"). Loading the binding
+// is native code too: a thread stopped while its module initialiser runs throws out of
+// napi_register_module_v1 the same way, so the binding is loaded inside the gate as well
+// (workers/use-lite.ts).
 //
 // So the pool shares a gate with its threads, two Int32 cells in a SharedArrayBuffer: CLOSING,
 // which the pool sets before its threads may be stopped, and BUSY, the threads inside native code.

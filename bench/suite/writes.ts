@@ -132,10 +132,17 @@ export async function benchEmit(run: Run, emits: number, receiver: Receiver): Pr
     await emit(bare.projectId, i, 0);
     await emit(ruled.projectId, i, EMIT_RULES);
   }
-  // Alternated call by call, so both see the same machine.
+  // Alternated call by call, so both see the same machine. After each emit with rules its ten
+  // webhooks are awaited, untimed: the deliveries run in this process (its queue's worker), and
+  // left running they would slow the next emits of both kinds, so neither figure would be an emit's.
+  // How long they took after the emit answered is reported beside.
   progress(`[${setup}] emit: ${emits} emits with ${EMIT_RULES} matching webhook rules and ${emits} with none, alternated`);
   const withRules: number[] = [];
   const without: number[] = [];
+  const lags: number[] = [];
+  let late = 0;
+  const expected = EMIT_RULES * (EMIT_WARMUP + emits);
+  await msUntil(() => receiver.received() - before >= EMIT_RULES * EMIT_WARMUP);
   for (let i = 0; i < emits; i++) {
     const seq = EMIT_WARMUP + i;
     let t0 = performance.now();
@@ -144,21 +151,24 @@ export async function benchEmit(run: Run, emits: number, receiver: Receiver): Pr
     t0 = performance.now();
     await emit(ruled.projectId, seq, EMIT_RULES);
     withRules.push(performance.now() - t0);
+    const lag = await msUntil(() => receiver.received() - before >= EMIT_RULES * (EMIT_WARMUP + i + 1));
+    if (lag === undefined) late++;
+    else lags.push(lag);
     if ((i + 1) % 100 === 0) progress(`[${setup}] emit: ${i + 1}/${emits}`);
   }
-  const expected = EMIT_RULES * (EMIT_WARMUP + emits);
-  const lag = await msUntil(() => receiver.received() - before >= expected);
   const delivered = receiver.received() - before;
+  const none = summarise(without);
+  const lag = summarise(lags);
   addRow(
     run,
     `emit, ${EMIT_RULES} matching alert rules (webhook channel)`,
     latencyMeasure(`ctx.apis.events.emit with ${EMIT_RULES} rules`, summarise(withRules)),
-    latencyMeasure('ctx.apis.events.emit with no rule', summarise(without)),
-    undefined,
+    latencyMeasure('ctx.apis.events.emit with no rule', none),
+    { text: '#38: p95 ≤ 2× emit with no rule', ok: (p95) => p95 <= 2 * none.p95 },
     [
       `emit answers once its fires are recorded and their delivery job enqueued; the job posts each to a node:http receiver on 127.0.0.1 answering 204: ` +
-        `it got ${thousands(delivered)} of ${thousands(expected)}` + (lag === undefined ? ' (the rest not within 60 s)' : `, the last ${ms(lag)} after the last emit answered`),
+        `it got ${thousands(delivered)} of ${thousands(expected)}; the ten of an emit arrived p50 ${ms(lag.p50)}, p95 ${ms(lag.p95)} after it answered` +
+        (late > 0 ? ` (${late} emits' not within 60 s)` : ''),
     ],
-    'no goal set (#4 asked for the figure only)',
   );
 }
