@@ -122,6 +122,11 @@ export class LatticeProcess {
     return new LatticeProcess(backend, env, cleanups);
   }
 
+  /** The throwaway database's URL (Postgres or Citus), or undefined on PGlite. */
+  get databaseUrl(): string | undefined {
+    return this.env.DATABASE_URL;
+  }
+
   get postgres(): boolean {
     return this.env.DATABASE_URL !== undefined;
   }

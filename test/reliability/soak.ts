@@ -18,9 +18,10 @@
 // output. On Postgres a throwaway database is created and dropped (and the queue prefix's Redis
 // keys deleted). The server process and the workload are bench/lattice-process.ts's and
 // bench/workload.ts's, shared with bench/concurrency.ts.
+import pg from 'pg';
 import { LatticeProcess } from '../../bench/lattice-process.js';
-import { markdownTable, ms, progress, sleep, summarise } from '../../bench/support.js';
 import { judge } from '../../bench/soak-verdict.js';
+import { markdownTable, ms, progress, sleep, summarise } from '../../bench/support.js';
 import { createWorkload, errorsByStatus, MIX, prepareProject, projectAt, waitForEmbeddings, type Project, type Sample } from '../../bench/workload.js';
 
 const seconds = (key: string, fallback: number) => {
@@ -114,10 +115,16 @@ async function main(): Promise<void> {
       });
       pending.add(request);
       if (Date.now() - lastReport >= 10_000) {
+        const since = lastReport - started;
         lastReport = Date.now();
         memory.push(lattice.rssMb());
         rssAt.push([(Date.now() - started) / 1000, memory.at(-1)!]);
-        progress(`[soak] ${Math.round((Date.now() - started) / 1000)} s: ${soakSamples.length} answered, ${pending.size} in flight, server RSS ${memory.at(-1)!.toFixed(0)} MB`);
+        // The p99 of the requests sent in the last 10 s that have answered: where a slow minute comes from.
+        const recent = summarise(soakSamples.filter((sample) => sample.at >= since).map((sample) => sample.ms));
+        progress(
+          `[soak] ${Math.round((Date.now() - started) / 1000)} s: ${soakSamples.length} answered, ${pending.size} in flight, server RSS ${memory.at(-1)!.toFixed(0)} MB, ` +
+            `last 10 s p50 ${ms(recent.p50)} p99 ${ms(recent.p99)}`,
+        );
       }
     }
     await Promise.all(pending);
@@ -141,6 +148,7 @@ async function main(): Promise<void> {
     console.log(`\nSoak, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${lattice.backend}, Node ${process.version}.`);
     console.log(`Server RSS during the soak: ${memory.map((m) => m.toFixed(0)).join(' → ')} MB (start ${memory[0]!.toFixed(0)}, end ${memory.at(-1)!.toFixed(0)}).\n`);
     console.log(markdownTable(['Phase', 'Operation', 'n', 'Errors', 'Throughput', 'p50', 'p99'], rows, (c) => c >= 2 && c !== 3));
+    if (lattice.databaseUrl) console.log(`\n${await vacuumActivity(lattice.databaseUrl, started)}`);
     const verdict = judge(soakSamples, rssAt);
     console.log(`\n${verdict.lines.join('\n')}`);
     if (!verdict.held) process.exitCode = 1;
@@ -179,6 +187,24 @@ async function growProject(project: Project, target: number, send: (op: 'save') 
     await sleep(2000);
   }
   progress(`[soak] the project is in the HNSW graph, ${((Date.now() - start) / 1000).toFixed(0)} s after the first save`);
+}
+
+/** When Postgres vacuumed and analysed the busiest tables during the soak (seconds into it): a slow minute may be one of these. */
+async function vacuumActivity(url: string, started: number): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ relname: string; vacuums: number; analyzes: number; last_vacuum: Date | null; last_analyze: Date | null; dead: number }>(
+      `SELECT relname, autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes, last_autovacuum AS last_vacuum, last_autoanalyze AS last_analyze, n_dead_tup::int AS dead
+         FROM pg_stat_user_tables ORDER BY autovacuum_count + autoanalyze_count DESC, relname LIMIT 6`,
+    );
+    const at = (d: Date | null) => (d === null ? 'never' : `${Math.round((d.getTime() - started) / 1000)} s`);
+    return `Autovacuum by table (last run, seconds into the soak): ${rows
+      .map((r) => `${r.relname} ${r.vacuums} vacuums (last ${at(r.last_vacuum)}), ${r.analyzes} analyses (last ${at(r.last_analyze)}), ${r.dead} dead rows now`)
+      .join('; ')}.`;
+  } finally {
+    await client.end();
+  }
 }
 
 async function stats(project: Project): Promise<{ total: number; embedding: { graphReady: boolean } }> {
