@@ -2,7 +2,7 @@
 // memories (metadata.brainId) alone; another project reads a published PUBLIC or UNLISTED brain
 // (read-only), never a private or unpublished one, nor the owner's other memories; POST
 // /memory/context with brainId answers from the brain.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 type Project = { projectId: string; apiKey: string };
@@ -39,6 +39,13 @@ describe('reading a brain', () => {
     inBrain.push(await remember('The VAT rate on restaurant meals in Portugal is 13 percent', brains.public));
     outside = await remember('The VAT rate on books in our internal price list is 6 percent');
     for (const key of ['unlisted', 'private', 'draft']) await remember(`The VAT rate on books is kept in the ${key} brain`, brains[key]);
+    // A save may answer before its embedding (the encoder busy): rank only once every memory has
+    // one, or a search ranks an embedded memory against one that is not yet (seen in CI).
+    await vi.waitFor(
+      async () =>
+        expect((await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND embedding IS NULL', [owner.projectId])).rows[0]!.n).toBe(0),
+      { timeout: 60_000, interval: 50 },
+    );
   });
   afterAll(async () => h?.close());
 
