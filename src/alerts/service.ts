@@ -276,7 +276,7 @@ export class AlertService {
 
   /** The job: one attempt at one channel of one fire. */
   async deliver(payload: DeliverPayload): Promise<{ delivered: boolean }> {
-    const fire = await store.getFire(this.db, payload.projectId, payload.fireId);
+    const [fire] = await store.getFires(this.db, payload.projectId, [payload.fireId]);
     if (!fire) return { delivered: false }; // the rule (and so the fire) was deleted
     const current = fire.deliveryResults[payload.channel];
     if (current?.ok) return { delivered: true };

@@ -194,11 +194,7 @@ export async function listFires(db: Queryable, projectId: string, ruleId: string
   return rows.map(toFire);
 }
 
-export async function getFire(db: Queryable, projectId: string, id: string): Promise<Fire | undefined> {
-  const { rows } = await db.query<FireRow>('SELECT * FROM alert_fires WHERE project_id = $1 AND id = $2', [projectId, id]);
-  return rows[0] && toFire(rows[0]);
-}
-
+/** The fires with these ids (those of another project are not found), in no particular order. */
 export async function getFires(db: Queryable, projectId: string, ids: readonly string[]): Promise<Fire[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<FireRow>('SELECT * FROM alert_fires WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, ids]);
