@@ -1,6 +1,7 @@
 // Alert rules: CRUD with the active-triggers ceiling, evaluation inside event emission (in the
 // emitter's transaction), and delivery to channels after commit, through the queue: one job makes
 // the first attempts of a batch of fires at once, then each failed channel retries with backoff.
+// Every attempt goes where the rule says when it is made (delivery-targets.ts), not when it fired.
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventsApi } from '../events/index.js';
 import type { LoggedEvent } from '../events/schemas.js';
@@ -10,6 +11,7 @@ import type { Db, Queryable } from '../platform/db.js';
 import { AppError, NotFoundError } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { backoffDelay, type DomainQueue, type JobHandlers } from '../platform/queue.js';
+import { channelTarget, deliveryTargets, pendingResult } from './delivery-targets.js';
 import { admitFire, dedupeKeyFor, isThrottled, renderTemplate, ruleMatches } from './match.js';
 import type { Channel, CreateRuleBody, DeliveryResult, Fire, MemoryChannel, PatchRuleBody, Rule, WebhookChannel } from './schemas.js';
 import * as store from './store.js';
@@ -208,7 +210,7 @@ export class AlertService {
         subjectKind: event.subject?.kind ?? null,
         subjectExternalId: event.subject?.externalId ?? null,
         dedupeKey,
-        deliveryResults: rule.notify.map((channel) => ({ ...channelTarget(channel), ok: false, pending: true, attempts: 0 })),
+        deliveryResults: rule.notify.map(pendingResult),
       });
     }
     await store.insertFires(tx, projectId, fires);
@@ -244,29 +246,29 @@ export class AlertService {
   }
 
   /**
-   * The job: the first attempt at every channel of these fires, ATTEMPTS_AT_ONCE at a time. A channel
-   * whose first attempt was already made (the sweep's job got there first) is left alone; one that
-   * throws (the database blinked) stays pending for the sweep.
+   * The job: the first attempt at every channel of these fires, ATTEMPTS_AT_ONCE at a time, to the
+   * rule's channels as they are now (see deliverChannel): a channel added since the fire joins it,
+   * one removed is dropped. A channel whose first attempt was already made (the sweep's job got
+   * there first) is left alone; one that throws (the database blinked) stays pending for the sweep.
    */
   async deliverFires({ projectId, fireIds }: DeliverFiresPayload): Promise<{ delivered: number; failed: number }> {
     const fires = await store.getFires(this.db, projectId, fireIds);
     const rules = new Map((await store.getRules(this.db, projectId, [...new Set(fires.map((f) => f.alertRuleId))])).map((r) => [r.id, r]));
     const events = new Map((await this.events.get(projectId, fires.flatMap((f) => (f.eventId === null ? [] : [f.eventId])))).map((e) => [e.id, e]));
-    const firsts = fires.flatMap((fire) => {
-      const rule = rules.get(fire.alertRuleId);
-      const event = fire.eventId === null ? undefined : events.get(fire.eventId);
-      if (!rule || !event) return [];
-      return fire.deliveryResults.flatMap((result, channel) =>
-        result.pending && result.attempts === 0 && rule.notify[channel] && sameTarget(result, channelTarget(rule.notify[channel]))
-          ? [{ fire: { fireId: fire.id, rule, event }, channel }]
-          : [],
-      );
-    });
-    const outcomes = await mapConcurrent(firsts, ATTEMPTS_AT_ONCE, async ({ fire, channel }) => {
+    const firsts: { fire: Fire; rule: Rule | undefined; event: LoggedEvent | undefined; channel: number }[] = [];
+    for (const recorded of fires) {
+      const rule = rules.get(recorded.alertRuleId);
+      const event = recorded.eventId === null ? undefined : events.get(recorded.eventId);
+      const fire = await this.startDelivery(projectId, recorded, rule, event);
+      for (const [channel, result] of fire.deliveryResults.entries()) {
+        if (result.pending && result.attempts === 0) firsts.push({ fire, rule, event, channel });
+      }
+    }
+    const outcomes = await mapConcurrent(firsts, ATTEMPTS_AT_ONCE, async ({ fire, rule, event, channel }) => {
       try {
-        return await this.attempt(projectId, fire, channel, 1);
+        return await this.deliverChannel(projectId, fire, rule, event, channel, 1);
       } catch (error) {
-        this.log.warn({ err: error, fireId: fire.fireId, channel }, 'alert delivery failed; the delivery sweep will retry');
+        this.log.warn({ err: error, fireId: fire.id, channel }, 'alert delivery failed; the delivery sweep will retry');
         return false;
       }
     });
@@ -274,30 +276,50 @@ export class AlertService {
     return { delivered, failed: outcomes.length - delivered };
   }
 
-  /** The job: one attempt at one channel of one fire. */
+  /** The job: one attempt at one channel of one fire (a retry, or a first attempt the sweep found lost). */
   async deliver(payload: DeliverPayload): Promise<{ delivered: boolean }> {
-    const [fire] = await store.getFires(this.db, payload.projectId, [payload.fireId]);
-    if (!fire) return { delivered: false }; // the rule (and so the fire) was deleted
-    const current = fire.deliveryResults[payload.channel];
+    const { projectId, fireId, channel, attempt } = payload;
+    const [recorded] = await store.getFires(this.db, projectId, [fireId]);
+    if (!recorded) return { delivered: false }; // the rule (and so the fire) was deleted
+    const current = recorded.deliveryResults[channel];
     if (current?.ok) return { delivered: true };
     // Settled, or this attempt already made (a sweep may enqueue again an attempt whose job ran
     // meanwhile; each attempt posts once).
-    if (current && (!current.pending || current.attempts >= payload.attempt)) return { delivered: false };
-    const rule = await store.getRule(this.db, payload.projectId, fire.alertRuleId);
-    const [event] = fire.eventId === null ? [] : await this.events.get(payload.projectId, [fire.eventId]);
-    if (!rule || !event) return { delivered: false };
-    const target = rule.notify[payload.channel];
-    if (current && (!target || !sameTarget(current, channelTarget(target)))) {
-      // The rule's channels were edited since the fire: never send it to a target the owner removed.
-      await store.setDeliveryResult(this.db, payload.projectId, fire.id, payload.channel, {
-        ...current,
-        ok: false,
-        pending: false,
-        error: 'the rule no longer has this channel; delivery dropped',
-      });
-      return { delivered: false };
+    if (!current || !current.pending || current.attempts >= attempt) return { delivered: false };
+    const rule = await store.getRule(this.db, projectId, recorded.alertRuleId);
+    const [event] = recorded.eventId === null ? [] : await this.events.get(projectId, [recorded.eventId]);
+    const fire = attempt === 1 ? await this.startDelivery(projectId, recorded, rule, event) : recorded;
+    return { delivered: await this.deliverChannel(projectId, fire, rule, event, channel, attempt) };
+  }
+
+  /**
+   * Before a fire's first attempts: the rule's channels that none of its deliveries goes to (added
+   * since it fired) join it, unless an attempt of it was made meanwhile. Their first attempts are
+   * the caller's (deliverFires) or, from a single delivery's job, the sweep's.
+   */
+  private async startDelivery(projectId: string, fire: Fire, rule: Rule | undefined, event: LoggedEvent | undefined): Promise<Fire> {
+    const { added } = deliveryTargets(fire.deliveryResults, rule, event !== undefined);
+    if (added.length === 0) return fire;
+    const deliveryResults = await store.addDeliveries(this.db, projectId, fire.id, fire.deliveryResults.length, added.map(pendingResult));
+    return deliveryResults ? { ...fire, deliveryResults } : fire;
+  }
+
+  /**
+   * One attempt at one channel of a fire, for both jobs: the rule as it is now decides where it
+   * goes (delivery-targets.ts), with that channel's current secret or template. A delivery the rule
+   * no longer has a channel for, or whose rule is disabled or event gone, is settled as dropped at
+   * once, never sent nor retried.
+   */
+  private async deliverChannel(projectId: string, fire: Fire, rule: Rule | undefined, event: LoggedEvent | undefined, index: number, attempt: number): Promise<boolean> {
+    const current = fire.deliveryResults[index];
+    if (!current) return false;
+    const target = deliveryTargets(fire.deliveryResults, rule, event !== undefined).targets[index]!;
+    if ('dropped' in target) {
+      await store.setDeliveryResult(this.db, projectId, fire.id, index, droppedResult(current, target.dropped));
+      return false;
     }
-    return { delivered: await this.attempt(payload.projectId, { fireId: fire.id, rule, event }, payload.channel, payload.attempt, current?.attempts ?? 0) };
+    // deliveryTargets pairs a delivery with a channel only when the rule and the event are there.
+    return this.attempt(projectId, { fireId: fire.id, rule: rule!, event: event! }, index, target.channel, attempt, current.attempts);
   }
 
   /**
@@ -314,9 +336,7 @@ export class AlertService {
     return overdue.length;
   }
 
-  private async attempt(projectId: string, fire: PendingFire, index: number, attempt: number, previousAttempts = 0): Promise<boolean> {
-    const channel = fire.rule.notify[index];
-    if (!channel) return false;
+  private async attempt(projectId: string, fire: PendingFire, index: number, channel: Channel, attempt: number, previousAttempts: number): Promise<boolean> {
     const at = new Date();
     const outcome = channel.kind === 'memory' ? await this.writeBack(projectId, fire, channel) : await this.post(fire, index, channel, at);
     const retry = !outcome.ok && outcome.retryable && attempt < this.settings.maxAttempts;
@@ -397,13 +417,18 @@ export function alertJobs(alerts: AlertService): JobHandlers<AlertJobs> {
   };
 }
 
-/** What a delivery result records of its channel, to tell whether a later edit replaced it. */
-function channelTarget(channel: Channel): Pick<DeliveryResult, 'channel' | 'url'> {
-  return channel.kind === 'webhook' ? { channel: channel.kind, url: channel.url } : { channel: channel.kind };
-}
-
-function sameTarget(a: Pick<DeliveryResult, 'channel' | 'url'>, b: Pick<DeliveryResult, 'channel' | 'url'>): boolean {
-  return a.channel === b.channel && a.url === b.url;
+/** A delivery settled without an attempt: what it recorded so far, no longer pending, and why. */
+function droppedResult(current: DeliveryResult, why: string): DeliveryResult {
+  return {
+    channel: current.channel,
+    ...(current.url === undefined ? {} : { url: current.url }),
+    ok: false,
+    pending: false,
+    attempts: current.attempts,
+    ...(current.statusCode === undefined ? {} : { statusCode: current.statusCode }),
+    ...(current.lastAttemptAt === undefined ? {} : { lastAttemptAt: current.lastAttemptAt }),
+    error: why,
+  };
 }
 
 function withoutSecrets(rule: Rule): Rule {

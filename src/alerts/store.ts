@@ -201,6 +201,21 @@ export async function getFires(db: Queryable, projectId: string, ids: readonly s
   return rows.map(toFire);
 }
 
+/**
+ * Appends delivery results (channels added to the rule since the fire) while the fire still has
+ * `count` of them and none has been attempted: answers the fire's results then, else undefined.
+ */
+export async function addDeliveries(db: Queryable, projectId: string, fireId: string, count: number, results: readonly DeliveryResult[]): Promise<DeliveryResult[] | undefined> {
+  const { rows } = await db.query<{ delivery_results: DeliveryResult[] }>(
+    `UPDATE alert_fires SET delivery_results = delivery_results || $4::jsonb, delivery_pending = true
+     WHERE project_id = $1 AND id = $2 AND jsonb_array_length(delivery_results) = $3
+       AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(delivery_results) AS c(v) WHERE coalesce((c.v ->> 'attempts')::int, 0) > 0)
+     RETURNING delivery_results`,
+    [projectId, fireId, count, JSON.stringify(results)],
+  );
+  return rows[0]?.delivery_results;
+}
+
 /** Replaces the result of one channel of a fire, leaving the others (written concurrently) alone. */
 export async function setDeliveryResult(db: Queryable, projectId: string, fireId: string, channel: number, result: DeliveryResult): Promise<void> {
   await db.query(
