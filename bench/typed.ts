@@ -386,13 +386,15 @@ function statementName(sql: string): string {
   const text = sql.replace(/\s+/g, ' ').trim();
   const known: [RegExp, string][] = [
     [/^SELECT \* FROM typed_attributes/, 'loadRules (SELECT typed_attributes)'],
-    [/^INSERT INTO typed_observations/, 'insertObservations (INSERT … jsonb_to_recordset; ON CONFLICT only on a retry)'],
+    [/^INSERT INTO typed_observations/, 'insertObservations (INSERT … unnest; ON CONFLICT only on a retry)'],
+    [/^INSERT INTO typed_event_outbox/, 'insertOutbox (the rows due a typed.observation event)'],
+    [/^WITH u AS MATERIALIZED/, 'appendUnfolded (points for the fold, new accumulator rows)'],
     [/^SELECT dedupe_hash FROM typed_observations/, 'existingHashes'],
     [/^INSERT INTO typed_accumulators/, 'lockAccumulators: INSERT missing accumulators'],
     [/^SELECT a\.\* FROM typed_accumulators/, 'lockAccumulators: SELECT … FOR UPDATE'],
     [/^SELECT o\.subject_kind/, 'loadSeries (late data: whole series of the touched keys)'],
     [/^UPDATE typed_accumulators/, 'writeAccumulators (UPDATE … unnest)'],
-    [/^WITH clock AS/, 'appendEvents (event clock + INSERT events)'],
+    [/^WITH clock AS/, 'appendEvents (event clock + INSERT events; typed.events job only)'],
     [/FROM alert_rules/, 'alerts.evaluate: list enabled rules'],
   ];
   return known.find(([pattern]) => pattern.test(text))?.[1] ?? text.slice(0, 60);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export type IdPrefix = 'mem' | 'ent' | 'edge' | 'dec' | 'out' | 'evt' | 'key' | 'job' | 'obs' | 'alr' | 'fire' | 'aud' | 'att' | 'tib' | 'tub' | 'prd' | 'pack' | 'fb' | 'brn' | 'fpr';
+export type IdPrefix = 'mem' | 'ent' | 'edge' | 'dec' | 'out' | 'evt' | 'key' | 'job' | 'obs' | 'alr' | 'fire' | 'aud' | 'att' | 'tib' | 'tub' | 'tev' | 'prd' | 'pack' | 'fb' | 'brn' | 'fpr';
 
 let lastTime = -1;
 let lastRandom: Uint8Array = new Uint8Array(10);

@@ -62,7 +62,7 @@ export const typedRoutes: FastifyPluginAsyncTypebox<{ typed: TypedService }> = a
         tags,
         summary: 'Ingest typed observations synchronously',
         description:
-          `${rowRules} Accepted numeric rows fold into their accumulators and each emits a typed.observation event (alert rules fire; their deliveries are queued). ` +
+          `${rowRules} Accepted numeric rows fold into their accumulators and each emits a typed.observation event. The events are appended just behind the ingest, by the typed.events job, from a record the ingest commits with the rows (so none is lost): a GET /memory-events right after this answers may not list them yet, and the alert rules they match fire when they are appended. ` +
           'quarantineReasons is keyed by the row id when the row has one, otherwise by its index in the request.',
         body: IngestBodySchema,
         response: { 200: IngestReportSchema },

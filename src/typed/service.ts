@@ -1,7 +1,8 @@
 // Typed attributes: definitions, validated ingest (synchronous or queued), per-subject running
-// statistics, and a `typed.observation` event for every accepted numeric observation.
+// statistics, and a `typed.observation` event for every accepted numeric observation (appended
+// behind the ingest by the typed.events job, from an outbox the ingest writes in its transaction).
 import type { FastifyBaseLogger } from 'fastify';
-import type { AppendReceipt, EventsApi } from '../events/index.js';
+import type { EventsApi } from '../events/index.js';
 import { ENGINE_EVENT_TYPES, type NewEvent } from '../events/schemas.js';
 import type { Db, Queryable } from '../platform/db.js';
 import { ConflictError, NotFoundError } from '../platform/errors.js';
@@ -12,6 +13,7 @@ import { derive, EMPTY_ACCUMULATOR, foldBatch, withSeries } from './accumulator.
 import type { Accumulator, Attribute, AttributeBody, IngestReport, ObservationInput, ObservationQuery } from './schemas.js';
 import * as accumulators from './store/accumulators.js';
 import * as attributes from './store/attributes.js';
+import * as outbox from './store/event-outbox.js';
 import * as batches from './store/ingest-batches.js';
 import * as observations from './store/observations.js';
 import * as unfolded from './store/unfolded.js';
@@ -24,6 +26,7 @@ export const SWEEP_AFTER_MS = 60_000;
 /** Queued batches are ingested by a job; a sweep re-enqueues batches whose job was lost. */
 export type TypedJobs = {
   'typed.ingest': { payload: { projectId: string; batchId: string }; result: { accepted: number; quarantined: number; duplicates: number } | null };
+  'typed.events': { payload: { projectId: string; outboxId: string }; result: { appended: number } | null };
   'typed.sweep': { payload: Record<string, never>; result: { enqueued: number } };
   'typed.rebuild-series': { payload: Record<string, never>; result: { rebuilt: number } };
   'typed.fold': { payload: Record<string, never>; result: { folded: number } };
@@ -71,10 +74,10 @@ export class TypedService {
 
   /** Synchronous ingest. Every row is metered against events-ingested first; over quota nothing of the batch is taken. */
   async ingest(principal: Principal, rows: readonly ObservationInput[]): Promise<IngestReport> {
-    const { report, receipt } = await this.metered(principal, rows.length, () =>
+    const { report, outboxId } = await this.metered(principal, rows.length, () =>
       this.db.transaction((tx) => this.ingestInTransaction(tx, principal.projectId, rows)),
     );
-    await this.afterCommit(receipt);
+    await this.enqueueEvents(principal.projectId, outboxId);
     return report;
   }
 
@@ -98,14 +101,50 @@ export class TypedService {
   }
 
   /**
-   * Hands what the appended events set off (alert fires) to the queue. The ingest has committed by
-   * now, so a failure here is logged, not thrown: the fires stay pending and the delivery sweep
-   * enqueues them.
+   * Hands an ingest's outbox row to the typed.events job. The ingest has committed by now, so a
+   * failure here is logged, not thrown: the row stays, and the sweep enqueues it.
    */
-  private async afterCommit(receipt: AppendReceipt): Promise<void> {
+  private async enqueueEvents(projectId: string, outboxId: string | undefined): Promise<void> {
+    if (outboxId === undefined) return;
+    await this.queue
+      .enqueue('typed.events', { projectId, outboxId }, { jobId: `typed.events.${outboxId}`, attempts: 5, backoffMs: 2000 })
+      .catch((error: unknown) => this.log.warn({ err: error, outboxId }, 'enqueue of typed.observation events failed; the sweep will pick them up'));
+  }
+
+  /**
+   * The job: appends the typed.observation events of one ingest's outbox row and deletes the row,
+   * in one transaction (exactly once); the alert rules they match fire as for any event. Each event
+   * is built from its observation as stored now, and never while a hard delete of the project's
+   * subjects runs (outbox.shareEraseLock), so an erased observation gets none.
+   * Answers the number appended; undefined when the row was done already.
+   */
+  async appendOutboxEvents(projectId: string, outboxId: string): Promise<number | undefined> {
+    const result = await this.db.transaction(async (tx) => {
+      const ids = await outbox.claimOutbox(tx, projectId, outboxId);
+      if (!ids) return undefined;
+      await outbox.shareEraseLock(tx, projectId);
+      const stored = await observations.eventSources(tx, projectId, ids);
+      const rules = await attributes.loadRules(tx, projectId, [...new Set(stored.map((o) => o.attributeKey))]);
+      const events: NewEvent[] = stored.map((row) => ({
+        eventType: ENGINE_EVENT_TYPES.typedObservation,
+        subject: { kind: row.subjectKind, externalId: row.subjectExternalId },
+        severity: 'info',
+        payload: { observationId: row.id, attributeKey: row.attributeKey, value: row.value, unit: rules.get(row.attributeKey)?.unit ?? null, observedAt: row.observedAt, source: row.source },
+        sourceMemoryIds: [],
+        sourcePatternId: null,
+        emittedByPack: null,
+        dedupeKey: `typed:${row.id}`,
+      }));
+      // Each key names an observation of this row alone, and the row is taken once.
+      const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
+      await outbox.deleteOutbox(tx, projectId, outboxId);
+      return receipt;
+    });
+    if (!result) return undefined;
     await this.events
-      .afterCommit(receipt)
-      .catch((error: unknown) => this.log.warn({ err: error, dispatches: receipt.dispatches }, 'alert dispatch failed; the delivery sweep will retry'));
+      .afterCommit(result)
+      .catch((error: unknown) => this.log.warn({ err: error, dispatches: result.dispatches }, 'alert dispatch failed; the delivery sweep will retry'));
+    return result.appended.length;
   }
 
   /** The job: ingests one queued batch and deletes it in the same transaction (exactly once). */
@@ -118,46 +157,33 @@ export class TypedService {
       return ingested;
     });
     if (!result) return undefined;
-    await this.afterCommit(result.receipt);
+    await this.enqueueEvents(projectId, result.outboxId);
     return result.report;
   }
 
-  /** Enqueues queued batches whose job may have been lost (a crash, a queue outage). */
-  async sweepQueued(olderThanMs = SWEEP_AFTER_MS): Promise<number> {
-    const pending = await batches.pendingIngestBatches(this.db, olderThanMs);
+  /** Enqueues queued batches and event outbox rows whose job may have been lost (a crash, a queue outage). */
+  async sweepQueued(olderThanMs = SWEEP_AFTER_MS): Promise<{ batches: number; events: number }> {
     const round = Math.floor(Date.now() / 1000);
+    const pending = await batches.pendingIngestBatches(this.db, olderThanMs);
     for (const { id, projectId } of pending) {
       await this.queue.enqueue('typed.ingest', { projectId, batchId: id }, { jobId: `typed.ingest.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
     }
-    return pending.length;
+    const due = await outbox.pendingOutbox(this.db, olderThanMs);
+    for (const { id, projectId } of due) {
+      await this.queue.enqueue('typed.events', { projectId, outboxId: id }, { jobId: `typed.events.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
+    }
+    return { batches: pending.length, events: due.length };
   }
 
-  private async ingestInTransaction(tx: Queryable, projectId: string, rows: readonly ObservationInput[]): Promise<{ report: IngestReport; receipt: AppendReceipt }> {
+  private async ingestInTransaction(tx: Queryable, projectId: string, rows: readonly ObservationInput[]): Promise<{ report: IngestReport; outboxId: string | undefined }> {
     const rules = await attributes.loadRules(tx, projectId, attributeKeysOf(rows));
     const checked = checkRows(rows, rules);
     const { stored, duplicates } = await this.storeRows(tx, projectId, checked);
 
     const numeric = stored.filter((row) => row.status === 'accepted' && row.valueNumeric !== null);
-
-    const events: NewEvent[] = numeric.map((row) => ({
-      eventType: ENGINE_EVENT_TYPES.typedObservation,
-      subject: { kind: row.subjectKind!, externalId: row.subjectExternalId! },
-      severity: 'info',
-      payload: {
-        observationId: row.id,
-        attributeKey: row.attributeKey,
-        value: row.valueNumeric,
-        unit: rules.get(row.attributeKey!)?.unit ?? null,
-        observedAt: row.observedAt,
-        source: row.source,
-      },
-      sourceMemoryIds: [],
-      sourcePatternId: null,
-      emittedByPack: null,
-      dedupeKey: `typed:${row.id}`,
-    }));
-    // Each key names an observation this transaction has just stored, so it cannot exist yet.
-    const receipt = await this.events.appendInTransaction(tx, projectId, events, { keysAreNew: true });
+    // Their typed.observation events are appended behind, by the typed.events job, from this row.
+    const outboxId = numeric.length > 0 ? newId('tev') : undefined;
+    if (outboxId) await outbox.insertOutbox(tx, outboxId, projectId, numeric.map((row) => row.id));
     // The accumulators are folded behind (typed.fold), so concurrent ingests of the same subjects
     // never wait on each other: here the points are appended, and the rows created if new.
     await unfolded.appendUnfolded(
@@ -181,7 +207,7 @@ export class TypedService {
         duplicates,
         quarantineReasons: Object.fromEntries(quarantined.map((row) => [row.ref, row.reason!])),
       },
-      receipt,
+      outboxId,
     };
   }
 
@@ -311,7 +337,14 @@ export function typedJobs(typed: TypedService): JobHandlers<TypedJobs> {
       const report = await typed.ingestQueued(projectId, batchId);
       return report ? { accepted: report.accepted, quarantined: report.quarantined, duplicates: report.duplicates } : null;
     },
-    'typed.sweep': async () => ({ enqueued: await typed.sweepQueued() }),
+    'typed.events': async ({ projectId, outboxId }) => {
+      const appended = await typed.appendOutboxEvents(projectId, outboxId);
+      return appended === undefined ? null : { appended };
+    },
+    'typed.sweep': async () => {
+      const { batches, events } = await typed.sweepQueued();
+      return { enqueued: batches + events };
+    },
     // Batch after batch until none is left, or a bound per run (ingests may keep adding points and
     // marking rows); what is left waits for the next run.
     'typed.fold': async () => ({ folded: await inBatches(() => typed.foldPending(), FOLD_BATCHES_PER_RUN) }),

@@ -4,6 +4,7 @@
 import type { Db } from '../platform/db.js';
 import type { SubjectDataHook } from '../platform/module.js';
 import { deleteRows, SUBJECT_PAGE, subjectKeys, tablePages } from '../platform/subject-data.js';
+import { takeEraseLock } from './store/event-outbox.js';
 import * as store from './store/subject.js';
 
 export function typedSubjectData(db: Db): SubjectDataHook {
@@ -23,6 +24,8 @@ export function typedSubjectData(db: Db): SubjectDataHook {
     },
     async erase(tx, { projectId, subject: { kind, externalId } }) {
       const params = [projectId, kind, externalId];
+      // No typed.events job appends the events of these observations while they go (nor after).
+      await takeEraseLock(tx, projectId);
       const observations = await deleteRows(tx, store.SUBJECT_OBSERVATIONS, params);
       const queued = await store.eraseQueuedRows(tx, projectId, kind, externalId);
       await deleteRows(tx, store.SUBJECT_UNFOLDED, params);

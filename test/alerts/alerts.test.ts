@@ -4,7 +4,7 @@
 // permissions and isolation, and the fire history.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver, type Received, type Receiver } from '../helpers/webhook-receiver.js';
 
 const ENV = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_TIMEOUT_MS: '500' };
@@ -685,6 +685,8 @@ describe('alert rules', () => {
         },
       });
       expect(res.json()).toMatchObject({ accepted: 4, quarantined: 1 });
+      // The typed.observation events follow the ingest, in the typed.events job.
+      await appendAllTypedEvents(h);
       const list = await fires(rule.id, q.projectId);
       expect(list).toHaveLength(3);
       await expect.poll(() => hook.received.length, { timeout: 60_000 }).toBe(3);

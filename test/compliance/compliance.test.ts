@@ -2,7 +2,7 @@
 // first), and the whole schema read from the catalog afterwards for any row that still names it.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PNG } from '../media/fixtures.js';
-import { createHarness, uniqueName, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, uniqueName, type Harness } from '../helpers/harness.js';
 
 const DAY = 86_400_000;
 type Subject = { kind: string; externalId: string };
@@ -72,6 +72,7 @@ describe('compliance: export, hard delete, audit', () => {
     const ingest = await ok(await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations: rows } }));
     record.observations += ingest.accepted;
     record.events += ingest.accepted; // each numeric observation is appended as a typed.observation event
+    await appendAllTypedEvents(h);
 
     const emitted = await ok(await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'churn.risk', subject, payload: { score: 0.8 } } }));
     expect(emitted.emitted).toBe(true);

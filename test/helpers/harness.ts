@@ -212,3 +212,19 @@ export async function foldAllTyped(h: Harness, passes = 500): Promise<void> {
   }
   throw new Error(`typed points were still waiting after ${passes} folds`);
 }
+
+/**
+ * Appends every typed.observation event still in the outbox (TypedService.appendOutboxEvents) until
+ * none is left, so a test reads the event log as it will be once the typed.events jobs have run. A
+ * row a job holds meanwhile is skipped by this pass and done by the job; a bounded number of passes
+ * waits it out, and failing past that bound is a clear error.
+ */
+export async function appendAllTypedEvents(h: Pick<Harness, 'db' | 'apis'>, passes = 3000): Promise<void> {
+  for (let pass = 0; pass < passes; pass++) {
+    const { rows } = await h.db.query<{ project_id: string; id: string }>('SELECT project_id, id FROM typed_event_outbox ORDER BY created_at');
+    if (rows.length === 0) return;
+    for (const row of rows) await h.apis.typed.appendOutboxEvents(row.project_id, row.id);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`typed.observation events were still waiting after ${passes} passes`);
+}

@@ -20,7 +20,7 @@
 // beyond it.
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend, createHarness, foldAllTyped, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, backend, createHarness, foldAllTyped, type Harness } from '../helpers/harness.js';
 
 /** Connections in the Postgres pool (the harness default is 5). */
 const POOL_MAX = 20;
@@ -202,6 +202,7 @@ describe(`concurrent writers of different kinds on shared subjects (${backend})`
     expect(reports.every((r) => r.accepted === ROWS_PER_INGEST && r.quarantined === 0 && r.duplicates === 0), JSON.stringify(reports.slice(0, 3))).toBe(true);
     const accepted = reports.reduce((sum, r) => sum + r.accepted, 0);
     expect(await count("SELECT count(*) AS n FROM typed_observations WHERE project_id = $1 AND status = 'accepted'", [projectId])).toBe(accepted);
+    await appendAllTypedEvents(h);
     expect(await count("SELECT count(*) AS n FROM events WHERE project_id = $1 AND event_type = 'typed.observation'", [projectId])).toBe(accepted);
     await foldAllTyped(h);
     expect(await count('SELECT coalesce(sum(count), 0) AS n FROM typed_accumulators WHERE project_id = $1', [projectId])).toBe(accepted);
@@ -284,8 +285,10 @@ describe(`concurrent writers of different kinds on shared subjects (${backend})`
     const settled = await Promise.allSettled([Promise.all(Array.from({ length: WRITERS }, writer)).finally(() => progress.finish()), pollWhileWriting()]);
     for (const side of settled) if (side.status === 'rejected') throw side.reason;
 
-    // Every write has been answered (so committed or rolled back): the poller catches up in exactly
-    // as many polls as the events after its cursor fill, plus the empty one that says so.
+    // Every write has been answered (so committed or rolled back), and the typed.observation events
+    // the ingests left to their job are appended: the poller catches up in exactly as many polls as
+    // the events after its cursor fill, plus the empty one that says so.
+    await appendAllTypedEvents(h);
     const left = await count("SELECT count(*) AS n FROM events WHERE project_id = $1 AND occurred_at > coalesce($2::timestamptz, '-infinity')", [projectId, cursor ?? null]);
     const catchUpPolls = Math.ceil(left / LIMIT) + 1;
     let caughtUp = false;

@@ -1,8 +1,8 @@
-// typed.observation events are inserted without conflict handling (their keys name rows stored in
-// the same transaction); a key that exists anyway must not fail the ingest.
+// typed.observation events are inserted without conflict handling (their keys name observations of
+// one outbox row, taken once); a key that exists anyway must not lose the observation its event.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_INSERT_MIN_ROWS } from '../../src/platform/db.js';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, type Harness } from '../helpers/harness.js';
 
 describe('typed.observation event keys', () => {
   let h: Harness;
@@ -22,6 +22,7 @@ describe('typed.observation event keys', () => {
     const res = await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations: [row('clash-1', 1), row('fine-2', 2)] } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ accepted: 2, duplicates: 0 });
+    await appendAllTypedEvents(h);
     const typed = (await h.call('GET', p.projectId, '/memory-events?eventTypes=typed.observation')).json();
     // The clashing key keeps the manual event; the other observation got its event.
     expect(typed.map((e: { payload: { observationId: string } }) => e.payload.observationId)).toEqual(['fine-2']);
@@ -39,6 +40,7 @@ describe('typed.observation event keys', () => {
     const res = await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations: rows } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ accepted: FAST_INSERT_MIN_ROWS + 1, duplicates: 0 });
+    await appendAllTypedEvents(h);
     const events = (await h.call('GET', p.projectId, `/memory-events?eventTypes=typed.observation&subjectExternalId=k3&limit=${FAST_INSERT_MIN_ROWS + 10}`)).json();
     expect(events).toHaveLength(FAST_INSERT_MIN_ROWS);
     expect(events.map((e: { payload: { observationId: string } }) => e.payload.observationId)).not.toContain('clash-big');
@@ -48,6 +50,7 @@ describe('typed.observation event keys', () => {
     const rows = Array.from({ length: 50 }, (_, i) => ({ attributeKey: 'hr', subjectKind: 'user', subjectExternalId: 'k2', valueNumeric: i, observedAt: new Date(Date.UTC(2026, 0, 2, 0, 0, i)).toISOString() }));
     const res = await h.call('POST', p.projectId, '/memory-typed/observations', { body: { observations: rows } });
     expect(res.json().accepted).toBe(50);
+    await appendAllTypedEvents(h);
     const events = (await h.call('GET', p.projectId, '/memory-events?eventTypes=typed.observation&subjectExternalId=k2&limit=100')).json();
     expect(events).toHaveLength(50);
     expect(new Set(events.map((e: { payload: { value: number } }) => e.payload.value)).size).toBe(50);

@@ -1,6 +1,6 @@
 // End-to-end smoke of typed ingest, events and an alert webhook: the main path in one file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, type Harness } from '../helpers/harness.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 describe('typed ingest, events and alerts, end to end', () => {
@@ -48,6 +48,7 @@ describe('typed ingest, events and alerts, end to end', () => {
     expect(acc2).toMatchObject({ count: 3, sum: 240, last: 80 });
     // series 100, 60, 80: ewma 100 -> 88 -> 85.6
     expect(acc2.ewma).toBeCloseTo(85.6, 9);
+    await appendAllTypedEvents(h);
     const events = (await h.call('GET', p.projectId, '/memory-events?eventTypes=typed.observation')).json();
     expect(events).toHaveLength(3);
     const emit = await h.call('POST', p.projectId, '/lattice/events/emit', { body: { eventType: 'custom.thing', payloadJson: '{"a":1}' } });

@@ -11,7 +11,7 @@ import { loadRules } from '../../src/typed/store/attributes.js';
 import { insertIngestBatch } from '../../src/typed/store/ingest-batches.js';
 import { insertObservations } from '../../src/typed/store/observations.js';
 import { checkRows } from '../../src/typed/validate.js';
-import { backend, createHarness, foldAllTyped, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
+import { backend, createHarness, appendAllTypedEvents, foldAllTyped, REDIS_URL, SERVER_DATABASE_URL, type Harness } from '../helpers/harness.js';
 import { onEveryNode, shardName } from '../helpers/citus.js';
 
 type Row = Record<string, unknown>;
@@ -57,6 +57,7 @@ function api(h: Harness) {
       return res.json();
     },
     async events(projectId: string, subjectKind: string, subjectExternalId: string) {
+      await appendAllTypedEvents(h);
       const res = await h.call('GET', projectId, `/memory-events?${qs({ eventTypes: 'typed.observation', subjectKind, subjectExternalId, limit: 1000 })}`);
       expect(res.statusCode, res.body).toBe(200);
       return res.json() as { eventType: string; subject: { kind: string; externalId: string } | null; payload: Row }[];
@@ -841,12 +842,12 @@ describe('queued ingest is durable before a consumer runs', () => {
   it('ingests a stored batch whose job was lost once the sweep finds it, and leaves a fresh one to its job', async () => {
     // A batch in the table with no job anywhere: what a crash between the insert and the enqueue leaves.
     await insertIngestBatch(h.db, 'tib_lost_job', p.projectId, [numeric('lost', 90, 0)]);
-    expect(await h.apis.typed.sweepQueued(60_000)).toBe(0);
-    expect(await h.apis.typed.sweepQueued(0)).toBe(1);
+    expect((await h.apis.typed.sweepQueued(60_000)).batches).toBe(0);
+    expect((await h.apis.typed.sweepQueued(0)).batches).toBe(1);
     await expect.poll(async () => (await a.accumulator(p.projectId, 'user', 'lost', 'hr')).count, { timeout: 60_000 }).toBe(1);
     await expect.poll(async () => (await a.batches(p.projectId)).length, { timeout: 60_000 }).toBe(0);
     // Sweeping again finds nothing, and nothing is ingested twice.
-    expect(await h.apis.typed.sweepQueued(0)).toBe(0);
+    expect((await h.apis.typed.sweepQueued(0)).batches).toBe(0);
     expect(await a.observations(p.projectId, { subject: 'user:lost' })).toHaveLength(1);
   }, 180_000);
 });

@@ -17,44 +17,50 @@ export async function hasObservations(db: Queryable, projectId: string, attribut
  */
 export async function insertObservations(db: Queryable, projectId: string, rows: readonly CheckedRow[], options: { optimistic?: boolean } = {}): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const safe = () => insertRows(db, projectId, rows, true);
-  // Most batches repeat nothing: try without ON CONFLICT (far cheaper in bulk), redo with it on a clash.
-  return options.optimistic && rows.length >= FAST_INSERT_MIN_ROWS ? fastUnlessConflict(db, () => insertRows(db, projectId, rows, false), safe) : safe();
+  const safe = async () => {
+    const { rows: inserted } = await db.query<{ id: string; dedupe_hash: string }>(`${insertStatement} ON CONFLICT DO NOTHING RETURNING id, dedupe_hash`, columnsOf(projectId, rows));
+    return new Set(inserted.map((r) => insertedKey(r.id, r.dedupe_hash)));
+  };
+  // Most batches repeat nothing: try without ON CONFLICT (far cheaper in bulk), redo with it on a
+  // clash. Without ON CONFLICT a statement that succeeds inserted every row, so nothing comes back.
+  const fast = async () => {
+    await db.query(insertStatement, columnsOf(projectId, rows));
+    return new Set(rows.map((r) => insertedKey(r.id, r.dedupeHash)));
+  };
+  return options.optimistic && rows.length >= FAST_INSERT_MIN_ROWS ? fastUnlessConflict(db, fast, safe) : safe();
 }
 
-async function insertRows(db: Queryable, projectId: string, rows: readonly CheckedRow[], skipExisting: boolean): Promise<Set<string>> {
-  // Absent keys read as NULL in jsonb_to_recordset, so nulls are left out: a smaller text to build and parse.
-  const payload = rows.map((r) => ({
-    id: r.id,
-    attribute_key: r.attributeKey ?? undefined,
-    subject_kind: r.subjectKind ?? undefined,
-    subject_external_id: r.subjectExternalId ?? undefined,
-    value_numeric: r.valueNumeric ?? undefined,
-    value_text: r.valueText ?? undefined,
-    value_bool: r.valueBool ?? undefined,
-    value_ts: r.valueTs ?? undefined,
-    observed_at: r.observedAt ?? undefined,
-    source: r.source ?? undefined,
-    trust: r.trust,
-    status: r.status,
-    reason: r.reason ?? undefined,
-    raw: r.raw ?? undefined,
-    dedupe_hash: r.dedupeHash,
-  }));
-  const { rows: inserted } = await db.query<{ id: string; dedupe_hash: string }>(
-    `INSERT INTO typed_observations (project_id, id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool,
+// One array a column (node-postgres writes each as an array literal): cheaper for Postgres to read
+// than a JSON document of the rows.
+const insertStatement = `INSERT INTO typed_observations (project_id, id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool,
        value_ts, observed_at, source, trust, status, quarantine_reason, raw, dedupe_hash)
      SELECT $1, r.id, r.attribute_key, r.subject_kind, r.subject_external_id, r.value_numeric, r.value_text, r.value_bool,
-       r.value_ts, r.observed_at, r.source, r.trust, r.status, r.reason, r.raw, r.dedupe_hash
-     FROM jsonb_to_recordset($2::jsonb) AS r(id text, attribute_key text, subject_kind text, subject_external_id text, value_numeric float8,
-       value_text text, value_bool boolean, value_ts timestamptz, observed_at timestamptz, source text, trust float8, status text, reason text,
-       raw jsonb, dedupe_hash text)
-     ORDER BY r.dedupe_hash COLLATE "C"
-     ${skipExisting ? 'ON CONFLICT DO NOTHING' : ''}
-     RETURNING id, dedupe_hash`,
-    [projectId, JSON.stringify(payload)],
-  );
-  return new Set(inserted.map((r) => insertedKey(r.id, r.dedupe_hash)));
+       r.value_ts, r.observed_at, r.source, r.trust, r.status, r.reason, r.raw::jsonb, r.dedupe_hash
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[], $8::boolean[], $9::timestamptz[], $10::timestamptz[],
+       $11::text[], $12::float8[], $13::text[], $14::text[], $15::text[], $16::text[])
+       AS r(id, attribute_key, subject_kind, subject_external_id, value_numeric, value_text, value_bool, value_ts, observed_at, source, trust, status, reason, raw, dedupe_hash)
+     ORDER BY r.dedupe_hash COLLATE "C"`;
+
+function columnsOf(projectId: string, rows: readonly CheckedRow[]): unknown[] {
+  const column = <T>(pick: (r: CheckedRow) => T) => rows.map(pick);
+  return [
+    projectId,
+    column((r) => r.id),
+    column((r) => r.attributeKey),
+    column((r) => r.subjectKind),
+    column((r) => r.subjectExternalId),
+    column((r) => r.valueNumeric),
+    column((r) => r.valueText),
+    column((r) => r.valueBool),
+    column((r) => r.valueTs),
+    column((r) => r.observedAt),
+    column((r) => r.source),
+    column((r) => r.trust),
+    column((r) => r.status),
+    column((r) => r.reason),
+    column((r) => (r.raw === null ? null : JSON.stringify(r.raw))),
+    column((r) => r.dedupeHash),
+  ];
 }
 
 export const insertedKey = (id: string, dedupeHash: string) => `${id}|${dedupeHash}`;
@@ -172,4 +178,38 @@ export async function existingObservationIds(db: Queryable, projectId: string, i
   if (ids.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>('SELECT id FROM typed_observations WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, [...new Set(ids)]]);
   return new Set(rows.map((r) => r.id));
+}
+
+/** What a typed.observation event is built from: an accepted numeric observation. */
+export interface EventSource {
+  id: string;
+  attributeKey: string;
+  subjectKind: string;
+  subjectExternalId: string;
+  value: number;
+  /** ISO 8601, millisecond precision. */
+  observedAt: string;
+  source: string | null;
+}
+
+/** The accepted numeric observations among `ids`, in the order of `ids`. */
+export async function eventSources(db: Queryable, projectId: string, ids: readonly string[]): Promise<EventSource[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string; attribute_key: string; subject_kind: string; subject_external_id: string; value_numeric: number; observed_at: Date; source: string | null }>(
+    `SELECT id, attribute_key, subject_kind, subject_external_id, value_numeric, observed_at, source FROM typed_observations
+      WHERE project_id = $1 AND id = ANY($2::text[]) AND status = 'accepted' AND value_numeric IS NOT NULL`,
+    [projectId, ids],
+  );
+  const order = new Map(ids.map((id, i) => [id, i]));
+  return rows
+    .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+    .map((r) => ({
+      id: r.id,
+      attributeKey: r.attribute_key,
+      subjectKind: r.subject_kind,
+      subjectExternalId: r.subject_external_id,
+      value: Number(r.value_numeric),
+      observedAt: r.observed_at.toISOString(),
+      source: r.source,
+    }));
 }
