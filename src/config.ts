@@ -49,6 +49,8 @@ export interface Config {
   readonly poolMaxThreads: number;
   readonly poolMaxQueue: number;
   readonly poolTaskTimeoutMs: number;
+  /** How long a pool thread may sit idle before it is stopped (and its copy of the encoder freed). */
+  readonly poolIdleTimeoutMs: number;
   /** The nice value of the background pool's threads (embedding behind writes); 0 to 19. */
   readonly poolBackgroundNiceness: number;
   /** Threads of the background pool (default POOL_MAX_THREADS); each holds its own copy of the encoder. */
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     poolMaxThreads,
     poolMaxQueue: r.int('POOL_MAX_QUEUE', 256, 1, 100_000),
     poolTaskTimeoutMs: r.int('POOL_TASK_TIMEOUT_MS', 60_000, 100, 600_000),
+    poolIdleTimeoutMs: r.int('POOL_IDLE_TIMEOUT_MS', 600_000, 1000, 86_400_000),
     poolBackgroundNiceness: r.int('POOL_BACKGROUND_NICENESS', 10, 0, 19),
     poolBackgroundThreads: r.int('POOL_BACKGROUND_THREADS', poolMaxThreads, 1, 256),
     embeddingProvider,

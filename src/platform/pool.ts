@@ -15,11 +15,20 @@ import type { TaskMap, TaskName } from '../../workers/tasks.js';
 import { DependencyUnavailableError, PoolOverloadedError } from './errors.js';
 import { projectRoot } from './project-root.js';
 
+/**
+ * A thread starts by loading the encoder (about a second, on a core), so one stopped after a short
+ * idle and started again at the next burst puts that second into the burst's slowest answers (the
+ * soak's 10-second p99 windows of 0.7 to 1.2 s). Ten minutes keeps the threads of a steady load.
+ */
+const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+
 export interface PoolOptions {
   maxThreads: number;
   /** Tasks allowed to wait for a thread beyond those running. */
   maxQueue: number;
   taskTimeoutMs: number;
+  /** A thread idle this long is stopped; the next task that needs it starts one again (loading the encoder anew). */
+  idleTimeoutMs?: number;
   /** The nice value of the threads (0 to 19; 0, the default, leaves them as the process is). */
   niceness?: number;
   filename?: string;
@@ -150,7 +159,7 @@ export class WorkerPool {
       minThreads: 0,
       maxThreads: this.options.maxThreads,
       maxQueue: Math.max(1, this.options.maxQueue) + this.options.maxThreads,
-      idleTimeout: 60_000,
+      idleTimeout: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       workerData: { niceness: this.options.niceness ?? 0, nativeGate: this.gate.buffer },
     });
     return this.piscina;

@@ -75,11 +75,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     config.redisUrl === undefined
       ? new InProcessQueue<JobMapBase>(queueOptions)
       : new BullQueue<JobMapBase>({ ...queueOptions, redisUrl: config.redisUrl, prefix: config.queuePrefix, commandTimeoutMs: config.queueCommandTimeoutMs });
-  const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs });
+  const pool = new WorkerPool({ maxThreads: config.poolMaxThreads, maxQueue: config.poolMaxQueue, taskTimeoutMs: config.poolTaskTimeoutMs, idleTimeoutMs: config.poolIdleTimeoutMs });
   const backgroundPool = new WorkerPool({
     maxThreads: config.poolBackgroundThreads,
     maxQueue: config.poolMaxQueue,
     taskTimeoutMs: config.poolTaskTimeoutMs,
+    idleTimeoutMs: config.poolIdleTimeoutMs,
     niceness: config.poolBackgroundNiceness,
   });
 

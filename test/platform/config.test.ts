@@ -84,6 +84,12 @@ describe('loadConfig defaults', () => {
     expect(problemsFor({ POOL_BACKGROUND_NICENESS: '20', SEARCH_HNSW_EF_SEARCH: '5' }).message).toMatch(/POOL_BACKGROUND_NICENESS[\s\S]*SEARCH_HNSW_EF_SEARCH|SEARCH_HNSW_EF_SEARCH[\s\S]*POOL_BACKGROUND_NICENESS/);
   });
 
+  it('keeps an idle pool thread ten minutes unless told, and refuses an idle timeout under a second', () => {
+    expect(loadConfig({}).poolIdleTimeoutMs).toBe(600_000);
+    expect(loadConfig({ POOL_IDLE_TIMEOUT_MS: '30000' }).poolIdleTimeoutMs).toBe(30_000);
+    expect(problemsFor({ POOL_IDLE_TIMEOUT_MS: '999' }).message).toMatch(/POOL_IDLE_TIMEOUT_MS/);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);
