@@ -2,6 +2,7 @@
 // emitter's transaction), and delivery to channels after commit, through the queue: one job makes
 // the first attempts of a batch of fires at once, then each failed channel retries with backoff.
 // Every attempt goes where the rule says when it is made (delivery-targets.ts), not when it fired.
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventsApi } from '../events/index.js';
 import type { LoggedEvent } from '../events/schemas.js';
@@ -50,6 +51,8 @@ export interface DeliverPayload {
   fireId: string;
   channel: number;
   attempt: number;
+  /** The claim on this attempt the sweep found lapsed (its claimant stopped): this job may take it over. */
+  takeOver?: string;
 }
 
 export interface DeliverFiresPayload {
@@ -60,7 +63,8 @@ export interface DeliverFiresPayload {
 /**
  * Deliveries are jobs: `alerts.deliver-fires` makes the first attempt at every channel of a batch
  * of new fires, `alerts.deliver` one later attempt (retries with backoff); a sweep re-enqueues
- * those whose job was lost.
+ * those whose job was lost. Whichever job makes an attempt claims it in the fire's row first, so
+ * two jobs at the same attempt post it once.
  */
 export type AlertJobs = {
   'alerts.deliver-fires': { payload: DeliverFiresPayload; result: { delivered: number; failed: number } };
@@ -69,6 +73,11 @@ export type AlertJobs = {
 };
 
 const deliveryJobId = (fireId: string, channel: number, attempt: number) => `alerts.deliver.${fireId}.${channel}.${attempt}`;
+/**
+ * How long a claimed attempt may take before the sweep counts its claimant as stopped and gives
+ * the attempt to another job: well past a webhook's timeout, and room for a memory write.
+ */
+const claimLeaseMs = (timeoutMs: number) => Math.max(60_000, 4 * timeoutMs);
 /** Fires per first-attempt job: one job for an emit's fires, a few for a bulk ingest's. */
 const FIRES_PER_JOB = 64;
 /** First attempts one job makes at once (each a webhook bounded by its timeout, or a memory write). */
@@ -248,8 +257,9 @@ export class AlertService {
   /**
    * The job: the first attempt at every channel of these fires, ATTEMPTS_AT_ONCE at a time, to the
    * rule's channels as they are now (see deliverChannel): a channel added since the fire joins it,
-   * one removed is dropped. A channel whose first attempt was already made (the sweep's job got
-   * there first) is left alone; one that throws (the database blinked) stays pending for the sweep.
+   * one removed is dropped. A channel whose first attempt another job made or claimed (the
+   * sweep's job got there first) is left alone; one that throws (the database blinked) stays
+   * pending for the sweep, which waits for its claim to lapse if it was claimed.
    */
   async deliverFires({ projectId, fireIds }: DeliverFiresPayload): Promise<{ delivered: number; failed: number }> {
     const fires = await store.getFires(this.db, projectId, fireIds);
@@ -289,7 +299,7 @@ export class AlertService {
     const rule = await store.getRule(this.db, projectId, recorded.alertRuleId);
     const [event] = recorded.eventId === null ? [] : await this.events.get(projectId, [recorded.eventId]);
     const fire = attempt === 1 ? await this.startDelivery(projectId, recorded, rule, event) : recorded;
-    return { delivered: await this.deliverChannel(projectId, fire, rule, event, channel, attempt) };
+    return { delivered: await this.deliverChannel(projectId, fire, rule, event, channel, attempt, payload.takeOver) };
   }
 
   /**
@@ -305,38 +315,58 @@ export class AlertService {
   }
 
   /**
-   * One attempt at one channel of a fire, for both jobs: the rule as it is now decides where it
-   * goes (delivery-targets.ts), with that channel's current secret or template. A delivery the rule
-   * no longer has a channel for, or whose rule is disabled or event gone, is settled as dropped at
-   * once, never sent nor retried.
+   * One attempt at one channel of a fire, for both jobs. It is claimed first (attempt - 1 made, no
+   * live claim): a job that does not get the claim does nothing, as another job has this attempt.
+   * Then the rule as it is now decides where it goes (delivery-targets.ts), with that channel's
+   * current secret or template. A delivery the rule no longer has a channel for, or whose rule is
+   * disabled or event gone, is settled as dropped at once, never sent nor retried. A process that
+   * stops between the claim and the result leaves the claim, which the sweep finds lapsed.
    */
-  private async deliverChannel(projectId: string, fire: Fire, rule: Rule | undefined, event: LoggedEvent | undefined, index: number, attempt: number): Promise<boolean> {
-    const current = fire.deliveryResults[index];
-    if (!current) return false;
+  private async deliverChannel(
+    projectId: string,
+    fire: Fire,
+    rule: Rule | undefined,
+    event: LoggedEvent | undefined,
+    index: number,
+    attempt: number,
+    takeOver?: string,
+  ): Promise<boolean> {
+    const claim = randomUUID();
+    const claimed = await store.claimAttempt(this.db, projectId, fire.id, index, attempt - 1, claim, takeOver);
+    if (!claimed) return false;
     const target = deliveryTargets(fire.deliveryResults, rule, event !== undefined).targets[index]!;
     if ('dropped' in target) {
-      await store.setDeliveryResult(this.db, projectId, fire.id, index, droppedResult(current, target.dropped));
+      await store.setDeliveryResult(this.db, projectId, fire.id, index, droppedResult(claimed, target.dropped), claim);
       return false;
     }
     // deliveryTargets pairs a delivery with a channel only when the rule and the event are there.
-    return this.attempt(projectId, { fireId: fire.id, rule: rule!, event: event! }, index, target.channel, attempt, current.attempts);
+    return this.attempt(projectId, { fireId: fire.id, rule: rule!, event: event! }, index, target.channel, attempt, claim);
   }
 
   /**
    * Re-enqueues deliveries whose job was lost; the job id matches the one a live retry would have,
-   * and a job that finds its attempt made does nothing, so nothing posts twice. A first attempt
-   * gets the time an inline attempt may take (two webhook timeouts, at least 10 s) before it
-   * counts as lost; a retry, a second past its due time.
+   * and a job that finds its attempt made or claimed does nothing, so nothing posts twice. A first
+   * attempt gets the time an inline attempt may take (two webhook timeouts, at least 10 s) before
+   * it counts as lost; a retry, a second past its due time; a claimed attempt, `claimLeaseMs` past
+   * its claim, after which its job (an id of its own: the job that claimed may be kept under the
+   * plain one) takes that claim over.
    */
-  async sweepDeliveries(firstGraceMs = Math.max(10_000, 2 * this.settings.timeoutMs), retryGraceMs = 1_000): Promise<number> {
-    const overdue = await store.overdueDeliveries(this.db, firstGraceMs, retryGraceMs, 1000);
-    for (const { projectId, fireId, channel, attempts } of overdue) {
-      await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt: attempts + 1 }, { attempts: 1, jobId: deliveryJobId(fireId, channel, attempts + 1) });
+  async sweepDeliveries(
+    firstGraceMs = Math.max(10_000, 2 * this.settings.timeoutMs),
+    retryGraceMs = 1_000,
+    leaseMs = claimLeaseMs(this.settings.timeoutMs),
+  ): Promise<number> {
+    const overdue = await store.overdueDeliveries(this.db, { firstGraceMs, retryGraceMs, claimLeaseMs: leaseMs }, 1000);
+    for (const { projectId, fireId, channel, attempts, claim } of overdue) {
+      const attempt = attempts + 1;
+      const jobId = claim === undefined ? deliveryJobId(fireId, channel, attempt) : `${deliveryJobId(fireId, channel, attempt)}.${claim}`;
+      await this.queue.enqueue('alerts.deliver', { projectId, fireId, channel, attempt, ...(claim === undefined ? {} : { takeOver: claim }) }, { attempts: 1, jobId });
     }
     return overdue.length;
   }
 
-  private async attempt(projectId: string, fire: PendingFire, index: number, channel: Channel, attempt: number, previousAttempts: number): Promise<boolean> {
+  /** Makes the claimed attempt, records its result (ending the claim) and enqueues its retry. */
+  private async attempt(projectId: string, fire: PendingFire, index: number, channel: Channel, attempt: number, claim: string): Promise<boolean> {
     const at = new Date();
     const outcome = channel.kind === 'memory' ? await this.writeBack(projectId, fire, channel) : await this.post(fire, index, channel, at);
     const retry = !outcome.ok && outcome.retryable && attempt < this.settings.maxAttempts;
@@ -347,7 +377,7 @@ export class AlertService {
       ...channelTarget(channel),
       ok: outcome.ok,
       pending: retry,
-      attempts: previousAttempts + 1,
+      attempts: attempt,
       ...(outcome.statusCode === undefined ? {} : { statusCode: outcome.statusCode }),
       ...(outcome.memoryId === undefined ? {} : { memoryId: outcome.memoryId }),
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
@@ -355,7 +385,11 @@ export class AlertService {
       ...(retry ? { nextAttemptAt: new Date(at.getTime() + delayMs).toISOString() } : {}),
     };
     if (outcome.gone) await store.disableRule(this.db, projectId, fire.rule.id);
-    await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result);
+    if (!(await store.setDeliveryResult(this.db, projectId, fire.fireId, index, result, claim))) {
+      // Outlasted its claim: the sweep gave the attempt to another job, whose result stands.
+      this.log.warn({ fireId: fire.fireId, channel: index, attempt }, 'an alert delivery attempt outlasted its claim; its result is not recorded');
+      return outcome.ok;
+    }
     if (retry) {
       await this.queue.enqueue(
         'alerts.deliver',

@@ -165,12 +165,21 @@ export async function insertFires(db: Queryable, projectId: string, fires: reado
   );
 }
 
+/**
+ * A delivery result as stored: while an attempt is under way it also holds the attempt's claim (a
+ * token) and when it was claimed (the database's clock); the attempt's result replaces both.
+ */
+interface StoredResult extends DeliveryResult {
+  claim?: string;
+  claimedAt?: string;
+}
+
 interface FireRow {
   id: string;
   alert_rule_id: string;
   event_id: string | null;
   dedupe_key: string;
-  delivery_results: DeliveryResult[];
+  delivery_results: StoredResult[];
   fired_at: Date;
 }
 
@@ -180,9 +189,13 @@ function toFire(row: FireRow): Fire {
     alertRuleId: row.alert_rule_id,
     eventId: row.event_id,
     dedupeKey: row.dedupe_key,
-    deliveryResults: row.delivery_results,
+    deliveryResults: row.delivery_results.map(unclaimed),
     firedAt: iso(row.fired_at),
   };
+}
+
+function unclaimed({ claim: _claim, claimedAt: _claimedAt, ...result }: StoredResult): DeliveryResult {
+  return result;
 }
 
 /** The rule's latest fires, newest first. */
@@ -203,55 +216,94 @@ export async function getFires(db: Queryable, projectId: string, ids: readonly s
 
 /**
  * Appends delivery results (channels added to the rule since the fire) while the fire still has
- * `count` of them and none has been attempted: answers the fire's results then, else undefined.
+ * `count` of them and none has been attempted or claimed: answers the fire's results then, else
+ * undefined.
  */
 export async function addDeliveries(db: Queryable, projectId: string, fireId: string, count: number, results: readonly DeliveryResult[]): Promise<DeliveryResult[] | undefined> {
-  const { rows } = await db.query<{ delivery_results: DeliveryResult[] }>(
+  const { rows } = await db.query<{ delivery_results: StoredResult[] }>(
     `UPDATE alert_fires SET delivery_results = delivery_results || $4::jsonb, delivery_pending = true
      WHERE project_id = $1 AND id = $2 AND jsonb_array_length(delivery_results) = $3
-       AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(delivery_results) AS c(v) WHERE coalesce((c.v ->> 'attempts')::int, 0) > 0)
+       AND NOT EXISTS (
+         SELECT 1 FROM jsonb_array_elements(delivery_results) AS c(v)
+         WHERE coalesce((c.v ->> 'attempts')::int, 0) > 0 OR c.v ->> 'claim' IS NOT NULL
+       )
      RETURNING delivery_results`,
     [projectId, fireId, count, JSON.stringify(results)],
   );
-  return rows[0]?.delivery_results;
+  return rows[0]?.delivery_results.map(unclaimed);
 }
 
-/** Replaces the result of one channel of a fire, leaving the others (written concurrently) alone. */
-export async function setDeliveryResult(db: Queryable, projectId: string, fireId: string, channel: number, result: DeliveryResult): Promise<void> {
-  await db.query(
+/**
+ * Claims the next attempt at one channel of a fire, before it is made: succeeds only while the
+ * channel is pending with `attempts` made and unclaimed (or claimed by `takeOver`, a claim the
+ * sweep found lapsed). Of claimants at once exactly one succeeds (the row's lock orders them and
+ * the others find it claimed); it answers the result as claimed, the others undefined.
+ */
+export async function claimAttempt(
+  db: Queryable,
+  projectId: string,
+  fireId: string,
+  channel: number,
+  attempts: number,
+  claim: string,
+  takeOver?: string,
+): Promise<DeliveryResult | undefined> {
+  const { rows } = await db.query<{ result: StoredResult }>(
+    `UPDATE alert_fires
+     SET delivery_results = jsonb_set(delivery_results, ARRAY[$3::text], (delivery_results -> ($3::text)::int) || jsonb_build_object('claim', $5::text, 'claimedAt', now()))
+     WHERE project_id = $1 AND id = $2
+       AND (delivery_results -> ($3::text)::int ->> 'pending')::boolean
+       AND coalesce((delivery_results -> ($3::text)::int ->> 'attempts')::int, 0) = $4
+       AND delivery_results -> ($3::text)::int ->> 'claim' IS NOT DISTINCT FROM $6::text
+     RETURNING delivery_results -> ($3::text)::int AS result`,
+    [projectId, fireId, String(channel), attempts, claim, takeOver ?? null],
+  );
+  return rows[0] && unclaimed(rows[0].result);
+}
+
+/**
+ * Records the outcome of a claimed attempt at one channel of a fire (which ends the claim), leaving
+ * the other channels (written concurrently) alone. False when the claim is no longer there: the
+ * sweep found it lapsed and gave the attempt to another job.
+ */
+export async function setDeliveryResult(db: Queryable, projectId: string, fireId: string, channel: number, result: DeliveryResult, claim: string): Promise<boolean> {
+  const { rowCount } = await db.query(
     `UPDATE alert_fires SET
        delivery_results = jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb),
        delivery_pending = EXISTS (
          SELECT 1 FROM jsonb_array_elements(jsonb_set(delivery_results, ARRAY[$3::text], $4::jsonb)) AS c WHERE (c ->> 'pending')::boolean
        )
-     WHERE project_id = $1 AND id = $2`,
-    [projectId, fireId, String(channel), JSON.stringify(result)],
+     WHERE project_id = $1 AND id = $2 AND delivery_results -> ($3::text)::int ->> 'claim' = $5`,
+    [projectId, fireId, String(channel), JSON.stringify(result), claim],
   );
+  return rowCount > 0;
 }
 
 /**
  * Channels still pending whose attempt is overdue: their job was lost (a crash before the first
  * attempt, a retry that could not be enqueued while the queue was down, an in-process queue that
- * restarted). A first attempt is overdue `firstGraceMs` after the fire (it may still be under way
- * inline); a retry `retryGraceMs` after its `nextAttemptAt`. Oldest first.
+ * restarted) or its claimant stopped before recording the attempt. A claimed attempt is overdue
+ * `claimLeaseMs` after its claim (it may still be under way), and answers its claim; an unclaimed
+ * first attempt `firstGraceMs` after the fire (its job may not have run yet); a retry
+ * `retryGraceMs` after its `nextAttemptAt`. Oldest first.
  */
 export async function overdueDeliveries(
   db: Queryable,
-  firstGraceMs: number,
-  retryGraceMs: number,
+  graceMs: { firstGraceMs: number; retryGraceMs: number; claimLeaseMs: number },
   limit: number,
-): Promise<{ projectId: string; fireId: string; channel: number; attempts: number }[]> {
-  const { rows } = await db.query<{ project_id: string; id: string; channel: number; attempts: number }>(
-    `SELECT f.project_id, f.id, (c.n - 1)::int AS channel, coalesce((c.v ->> 'attempts')::int, 0) AS attempts
+): Promise<{ projectId: string; fireId: string; channel: number; attempts: number; claim?: string }[]> {
+  const { rows } = await db.query<{ project_id: string; id: string; channel: number; attempts: number; claim: string | null }>(
+    `SELECT f.project_id, f.id, (c.n - 1)::int AS channel, coalesce((c.v ->> 'attempts')::int, 0) AS attempts, c.v ->> 'claim' AS claim
      FROM alert_fires f, jsonb_array_elements(f.delivery_results) WITH ORDINALITY AS c(v, n)
      WHERE f.delivery_pending AND (c.v ->> 'pending')::boolean
-       AND CASE WHEN c.v ->> 'nextAttemptAt' IS NULL THEN f.fired_at <= now() - $1::float8 * interval '1 millisecond'
+       AND CASE WHEN c.v ->> 'claim' IS NOT NULL THEN (c.v ->> 'claimedAt')::timestamptz <= now() - $3::float8 * interval '1 millisecond'
+                WHEN c.v ->> 'nextAttemptAt' IS NULL THEN f.fired_at <= now() - $1::float8 * interval '1 millisecond'
                 ELSE (c.v ->> 'nextAttemptAt')::timestamptz <= now() - $2::float8 * interval '1 millisecond' END
      ORDER BY f.fired_at
-     LIMIT $3`,
-    [firstGraceMs, retryGraceMs, limit],
+     LIMIT $4`,
+    [graceMs.firstGraceMs, graceMs.retryGraceMs, graceMs.claimLeaseMs, limit],
   );
-  return rows.map((r) => ({ projectId: r.project_id, fireId: r.id, channel: r.channel, attempts: r.attempts }));
+  return rows.map((r) => ({ projectId: r.project_id, fireId: r.id, channel: r.channel, attempts: r.attempts, ...(r.claim === null ? {} : { claim: r.claim }) }));
 }
 
 /** The subject's fires: those naming it, and those of its events (alerts sit above events). */
