@@ -387,8 +387,7 @@ function statementName(sql: string): string {
   const known: [RegExp, string][] = [
     [/^SELECT \* FROM typed_attributes/, 'loadRules (SELECT typed_attributes)'],
     [/^INSERT INTO typed_observations/, 'insertObservations (INSERT … unnest; ON CONFLICT only on a retry)'],
-    [/^INSERT INTO typed_event_outbox/, 'insertOutbox (the rows due a typed.observation event)'],
-    [/^WITH u AS MATERIALIZED/, 'appendUnfolded (points for the fold, new accumulator rows)'],
+    [/^WITH u AS MATERIALIZED/, 'appendUnfolded (points for the fold, new accumulator rows, the event outbox row)'],
     [/^SELECT dedupe_hash FROM typed_observations/, 'existingHashes'],
     [/^INSERT INTO typed_accumulators/, 'lockAccumulators: INSERT missing accumulators'],
     [/^SELECT a\.\* FROM typed_accumulators/, 'lockAccumulators: SELECT … FOR UPDATE'],

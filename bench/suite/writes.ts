@@ -17,8 +17,9 @@ const T0 = Date.parse('2025-01-01T00:00:00Z');
 const EMIT_RULES = 10;
 const EMIT_WARMUP = 20;
 
-// Issue 4's goal (Postgres, batches of 10,000).
+// Issue 4's goal (Postgres, batches of 10,000), and issue 38's: at least half the raw insert's rate.
 const GOAL_INGEST_PER_SECOND = 20_000;
+const GOAL_RAW_SHARE = 0.5;
 
 async function openProject(ctx: Lattice, projectId: string): Promise<Principal> {
   const key = await ctx.apis.tenancy.createProjectWithKey(projectId, 'enterprise', ['READ_MEMORY', 'WRITE_MEMORY'], 'suite');
@@ -73,19 +74,23 @@ export async function benchTyped(run: Run, total: number): Promise<void> {
   await ctx.apis.typed.ingest(service, warm);
   await rawInsert(rawBatch(warm));
 
-  progress(`[${setup}] typed ingest: ${batches} batches of ${thousands(TYPED_BATCH)} (ctx.apis.typed.ingest)`);
+  // After each ingest its typed.observation events, which the typed.events job appends behind it,
+  // are awaited untimed (as emit's webhooks are below): left running they would slow the next
+  // ingest, so neither figure would be an ingest's. The sustained rate adds those waits back.
+  const waiting = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_event_outbox WHERE project_id = $1', [service.projectId])).rows[0]!.n;
+  progress(`[${setup}] typed ingest: ${batches} batches of ${thousands(TYPED_BATCH)} (ctx.apis.typed.ingest), each batch's events awaited untimed`);
   let serviceMs = 0;
+  let drainMs = 0;
   for (let b = 0; b < batches; b++) {
     const rows = readings((b + 1) * TYPED_BATCH, TYPED_BATCH);
     const t0 = performance.now();
     const report = await ctx.apis.typed.ingest(service, rows);
     serviceMs += performance.now() - t0;
     if (report.accepted !== rows.length) throw new Error(`typed ingest accepted ${report.accepted} of ${rows.length} rows`);
+    const lag = await msUntil(async () => (await waiting()) === 0);
+    if (lag === undefined) throw new Error('typed.observation events were still waiting 60 s after an ingest');
+    drainMs += lag;
   }
-  // The typed.observation events follow each ingest in the typed.events job (which ran beside the
-  // later ingests): the sustained rate counts until the last of them is appended.
-  const drainMs = await msUntil(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM typed_event_outbox WHERE project_id = $1', [service.projectId])).rows[0]!.n === 0);
-  if (drainMs === undefined) throw new Error('typed.observation events were still waiting 60 s after the last ingest');
   progress(`[${setup}] typed ingest reference: the same ${thousands(batches * TYPED_BATCH)} rows by raw INSERT ... SELECT FROM unnest`);
   let rawMs = 0;
   for (let b = 0; b < batches; b++) {
@@ -108,10 +113,11 @@ export async function benchTyped(run: Run, total: number): Promise<void> {
     `typed ingest, ${thousands(TYPED_BATCH)}-row batches, ${thousands(rows)} observations`,
     { what: 'ctx.apis.typed.ingest, rows/s', value: serviceRate, unit: 'rows/s', text: `${thousands(serviceRate)} rows/s (${seconds(serviceMs)})` },
     { what: 'raw INSERT ... SELECT FROM unnest of the same rows into typed_observations, rows/s', value: rawRate, unit: 'rows/s', text: `${thousands(rawRate)} rows/s (${seconds(rawMs)})` },
-    { text: `#4: ≥ ${thousands(GOAL_INGEST_PER_SECOND)} rows/s`, ok: (v) => v >= GOAL_INGEST_PER_SECOND },
+    { text: `#38: ≥ ${GOAL_RAW_SHARE}× the raw insert`, ok: (v) => v >= GOAL_RAW_SHARE * rawRate },
     [
       `one numeric attribute, ${thousands(SUBJECTS)} subjects, every value in range; the service also validates, deduplicates and records the points for the fold and the rows due an event; the raw insert only writes the rows`,
-      `sustained, until the typed.events job had appended every typed.observation event (it runs beside the ingests; ${seconds(drainMs)} after the last ingest answered): ${thousands(sustainedRate)} rows/s`,
+      `#4's ${thousands(GOAL_INGEST_PER_SECOND)} rows/s: ${serviceRate >= GOAL_INGEST_PER_SECOND ? 'met' : 'not met'} here`,
+      `sustained, each batch until the typed.events job had appended its ${thousands(TYPED_BATCH)} typed.observation events (${ms(drainMs / batches)} a batch after its ingest answered): ${thousands(sustainedRate)} rows/s`,
     ],
   );
 }

@@ -181,11 +181,11 @@ export class TypedService {
     const { stored, duplicates } = await this.storeRows(tx, projectId, checked);
 
     const numeric = stored.filter((row) => row.status === 'accepted' && row.valueNumeric !== null);
-    // Their typed.observation events are appended behind, by the typed.events job, from this row.
-    const outboxId = numeric.length > 0 ? newId('tev') : undefined;
-    if (outboxId) await outbox.insertOutbox(tx, outboxId, projectId, numeric.map((row) => row.id));
     // The accumulators are folded behind (typed.fold), so concurrent ingests of the same subjects
-    // never wait on each other: here the points are appended, and the rows created if new.
+    // never wait on each other: here the points are appended, and the rows created if new. Their
+    // typed.observation events are appended behind too, by the typed.events job, from the outbox
+    // row the same statement writes.
+    const outboxId = numeric.length > 0 ? newId('tev') : undefined;
     await unfolded.appendUnfolded(
       tx,
       projectId,
@@ -197,6 +197,7 @@ export class TypedService {
         value: row.valueNumeric!,
         observedAt: row.observedAt!,
       })),
+      { eventOutboxId: outboxId },
     );
 
     const quarantined = stored.filter((row) => row.status === 'quarantined');

@@ -35,6 +35,12 @@ export interface CheckedRow {
 
 const VALUE_FIELDS = { numeric: 'valueNumeric', categorical: 'valueText', temporal: 'valueTs', boolean: 'valueBool' } as const;
 type ValueField = (typeof VALUE_FIELDS)[DataType];
+/** For each dataType, the value fields it does not take. */
+const OTHER_FIELDS = Object.fromEntries(
+  Object.entries(VALUE_FIELDS).map(([dataType, field]) => [dataType, Object.values(VALUE_FIELDS).filter((f) => f !== field)]),
+) as Record<DataType, ValueField[]>;
+/** The form toISOString writes, which most clients send: a fast path that needs no regex groups. */
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
@@ -43,6 +49,11 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.
  * must exist (no February 30th), the year must be 1 or later, and a time without an offset is UTC.
  */
 export function normaliseTimestamp(text: string): string | undefined {
+  // Canonical already: it stands when it reads back the same (no February 30th), from year 1 on.
+  if (CANONICAL.test(text)) {
+    const ms = Date.parse(text);
+    if (Number.isFinite(ms) && !text.startsWith('0000') && new Date(ms).toISOString() === text) return text;
+  }
   const match = ISO_DATE.exec(text.trim());
   if (!match) return undefined;
   const [, year, month, day, hour, minute, second, offset] = match;
@@ -74,7 +85,7 @@ function problemOf(row: ObservationInput, rule: AttributeRule | undefined, obser
   if (row.trust !== undefined && !(row.trust >= 0 && row.trust <= 1)) return `trust ${row.trust} is outside [0, 1]`;
   if (!rule) return `unknown attribute '${row.attributeKey}': define it with POST /memory-typed/attributes first`;
   const field: ValueField = VALUE_FIELDS[rule.dataType];
-  const others = Object.values(VALUE_FIELDS).filter((f) => f !== field && present(row[f]));
+  const others = OTHER_FIELDS[rule.dataType].filter((f) => present(row[f]));
   if (!present(row[field])) {
     return `${rule.dataType} attribute '${row.attributeKey}' needs ${field}${others.length > 0 ? ` (got ${others.join(', ')})` : ''}`;
   }

@@ -1,10 +1,7 @@
 // SQL for typed_event_outbox (migration 0028): per ingest, the observations whose typed.observation
-// events the typed.events job still has to append.
+// events the typed.events job still has to append (the ingest writes the row with its points:
+// unfolded.appendUnfolded).
 import type { Queryable } from '../../platform/db.js';
-
-export async function insertOutbox(db: Queryable, id: string, projectId: string, observationIds: readonly string[]): Promise<void> {
-  await db.query('INSERT INTO typed_event_outbox (project_id, id, observation_ids) VALUES ($1, $2, $3::text[])', [projectId, id, observationIds]);
-}
 
 /** Locks and answers an outbox row's observation ids; undefined when it is done (or another job holds it). */
 export async function claimOutbox(db: Queryable, projectId: string, id: string): Promise<string[] | undefined> {

@@ -33,10 +33,12 @@ const pointsOf = (r: Row): NumericPoint[] =>
  * Appends the rows, grouped into one row per key for this call (each names an observation just
  * stored), and creates the accumulator rows of new keys, in key order (two ingests creating the same
  * new rows wait for each other in one order). An existing accumulator row is not locked, so an
- * ingest never waits for the fold that holds it. One statement: a round trip of the ingest's
- * transaction fewer.
+ * ingest never waits for the fold that holds it. With `eventOutboxId`, the same statement writes the
+ * event outbox row (typed_event_outbox) naming these observations, in order: their typed.observation
+ * events are due. One statement: round trips of the ingest's transaction fewer, and the ids are
+ * sent once.
  */
-export async function appendUnfolded(db: Queryable, projectId: string, rows: readonly UnfoldedRow[]): Promise<void> {
+export async function appendUnfolded(db: Queryable, projectId: string, rows: readonly UnfoldedRow[], options: { eventOutboxId?: string } = {}): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
     `WITH u AS MATERIALIZED (
@@ -46,6 +48,9 @@ export async function appendUnfolded(db: Queryable, projectId: string, rows: rea
        SELECT $1, k.kind, k.ext, k.attr FROM (SELECT DISTINCT kind, ext, attr FROM u) k
         ORDER BY k.kind COLLATE "C", k.ext COLLATE "C", k.attr COLLATE "C"
        ON CONFLICT DO NOTHING
+     ), outbox AS (
+       INSERT INTO typed_event_outbox (project_id, id, observation_ids)
+       SELECT $1, $9::text, array_agg(u.id ORDER BY u.n) FROM u HAVING $9::text IS NOT NULL
      )
      INSERT INTO typed_unfolded (project_id, subject_kind, subject_external_id, attribute_key, batch_id, observation_ids, observed_ats, vals)
      SELECT $1, u.kind, u.ext, u.attr, $2, array_agg(u.id ORDER BY u.n), array_agg(u.at ORDER BY u.n), array_agg(u.value ORDER BY u.n)
@@ -57,6 +62,7 @@ export async function appendUnfolded(db: Queryable, projectId: string, rows: rea
       rows.map((r) => r.observationId),
       rows.map((r) => r.observedAt),
       rows.map((r) => r.value),
+      options.eventOutboxId ?? null,
     ],
   );
 }
