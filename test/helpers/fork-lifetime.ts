@@ -7,5 +7,11 @@
 // run never prints its summary (seen once in CI: every file passed, then nothing for 70 minutes).
 // This handle keeps the loop busy until Vitest's own SIGTERM, whose 'exit' it always hears. If the
 // IPC channel closes first (Vitest gone), the fork lets go.
-const keepAlive = setInterval(() => undefined, 1 << 30);
-process.once('disconnect', () => clearInterval(keepAlive));
+// A fork runs many files (isolate: false) and this setup file runs before each: one handle a fork.
+const HELD = Symbol.for('lattice.test.fork-kept-alive');
+const forkState = globalThis as { [HELD]?: true };
+if (!forkState[HELD]) {
+  forkState[HELD] = true;
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  process.once('disconnect', () => clearInterval(keepAlive));
+}
