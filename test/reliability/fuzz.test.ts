@@ -274,8 +274,8 @@ describe('fuzzing every operation and MCP tool from its schema', () => {
     // A generator that never gets past validation fuzzes nothing behind it (with few runs, chance decides).
     if (RUNS >= 20) expect(shallow, 'operations no generated request got past validation in (raise FUZZ_RUNS or add hints)').toEqual([]);
     expect([...reached.keys()].sort()).toEqual([...operations.map((op) => op.key), ...HIDDEN].sort());
-    // Some 1,300 requests, each after the queue settles: about 21 s alone on 2 cores, and three
-    // times that beside another file's fork (65.6 s in a CI run), past the default 60 s.
+    // 20 generated requests for every operation, each after the queue settles: about 21 s alone on
+    // 2 cores, three times that beside another file's fork (65.6 s in a CI run), past the default 60 s.
   }, 240_000);
 
   it('answers every MCP tool call from a real client with a result or a clear error, never a crash', async () => {
