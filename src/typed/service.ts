@@ -22,6 +22,8 @@ import { attributeKeysOf, checkRows, type CheckedRow } from './validate.js';
 const METER = 'events-ingested';
 /** A queued batch older than this with no job working on it is enqueued again by the sweep. */
 export const SWEEP_AFTER_MS = 60_000;
+/** How the typed.ingest and typed.events jobs are retried, whoever enqueues them. */
+const JOB_RETRIES = { attempts: 5, backoffMs: 2000 } as const;
 
 /** Queued batches are ingested by a job; a sweep re-enqueues batches whose job was lost. */
 export type TypedJobs = {
@@ -90,7 +92,7 @@ export class TypedService {
     await this.metered(principal, rows.length, () => batches.insertIngestBatch(this.db, batchId, principal.projectId, rows));
     // The batch is safe in the database; if the queue is down the sweep enqueues it later.
     await this.queue
-      .enqueue('typed.ingest', { projectId: principal.projectId, batchId }, { jobId: `typed.ingest.${batchId}`, attempts: 5, backoffMs: 2000 })
+      .enqueue('typed.ingest', { projectId: principal.projectId, batchId }, { jobId: `typed.ingest.${batchId}`, ...JOB_RETRIES })
       .catch((error: unknown) => this.log.warn({ err: error, batchId }, 'enqueue of a typed batch failed; the sweep will pick it up'));
     return rows.length;
   }
@@ -107,7 +109,7 @@ export class TypedService {
   private async enqueueEvents(projectId: string, outboxId: string | undefined): Promise<void> {
     if (outboxId === undefined) return;
     await this.queue
-      .enqueue('typed.events', { projectId, outboxId }, { jobId: `typed.events.${outboxId}`, attempts: 5, backoffMs: 2000 })
+      .enqueue('typed.events', { projectId, outboxId }, { jobId: `typed.events.${outboxId}`, ...JOB_RETRIES })
       .catch((error: unknown) => this.log.warn({ err: error, outboxId }, 'enqueue of typed.observation events failed; the sweep will pick them up'));
   }
 
@@ -166,11 +168,11 @@ export class TypedService {
     const round = Math.floor(Date.now() / 1000);
     const pending = await batches.pendingIngestBatches(this.db, olderThanMs);
     for (const { id, projectId } of pending) {
-      await this.queue.enqueue('typed.ingest', { projectId, batchId: id }, { jobId: `typed.ingest.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
+      await this.queue.enqueue('typed.ingest', { projectId, batchId: id }, { jobId: `typed.ingest.${id}.sweep.${round}`, ...JOB_RETRIES });
     }
     const due = await outbox.pendingOutbox(this.db, olderThanMs);
     for (const { id, projectId } of due) {
-      await this.queue.enqueue('typed.events', { projectId, outboxId: id }, { jobId: `typed.events.${id}.sweep.${round}`, attempts: 5, backoffMs: 2000 });
+      await this.queue.enqueue('typed.events', { projectId, outboxId: id }, { jobId: `typed.events.${id}.sweep.${round}`, ...JOB_RETRIES });
     }
     return { batches: pending.length, events: due.length };
   }

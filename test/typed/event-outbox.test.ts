@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobContext } from '../../src/platform/queue.js';
 import { typedJobs, type TypedService } from '../../src/typed/service.js';
+import { shareEraseLock } from '../../src/typed/store/event-outbox.js';
 import { backend, createHarness, type Harness } from '../helpers/harness.js';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 0, minute)).toISOString();
@@ -104,6 +105,27 @@ describe('typed.observation events appended behind the ingest', () => {
     expect(await h.apis.typed.appendOutboxEvents(projectId, row!.id)).toBe(1);
     expect(await events('gone')).toEqual([]);
     expect((await events('kept')).map((e) => e.payload.value)).toEqual([81]);
+  });
+
+  it.skipIf(backend !== 'pg')('makes a hard delete wait for a typed.events job that holds the erase lock (pg)', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A job's transaction, stopped while it holds the lock shared.
+    const job = h.db.transaction(async (tx) => {
+      await shareEraseLock(tx, projectId);
+      await held;
+    });
+    const erase = h.call('POST', projectId, '/memory-compliance/hard-delete', { body: { subject: { kind: 'user', externalId: 'waits' }, reason: 'erasure request' } });
+    let answered = false;
+    void erase.then(() => (answered = true));
+    // The delete queues on the advisory lock, and stays there while the job holds it.
+    await expect
+      .poll(async () => (await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0]!.n, { timeout: 30_000 })
+      .toBe(1);
+    expect(answered).toBe(false);
+    release();
+    await job;
+    expect((await erase).statusCode).toBe(200);
   });
 
   it.skipIf(backend !== 'pg')('appends a row once when two jobs take it at the same time (pg)', async () => {
