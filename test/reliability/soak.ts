@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     /** The server's RSS, by seconds into the soak. */
     const rssAt: [number, number][] = [[0, memory[0]!]];
     const pending = new Set<Promise<void>>();
+    const checkpoints = lattice.databaseUrl ? await CheckpointWatch.open(lattice.databaseUrl) : undefined;
     const started = Date.now();
     const interval = 1000 / rate;
     let next = performance.now();
@@ -123,11 +124,12 @@ async function main(): Promise<void> {
         const recent = summarise(soakSamples.filter((sample) => sample.at >= since).map((sample) => sample.ms));
         progress(
           `[soak] ${Math.round((Date.now() - started) / 1000)} s: ${soakSamples.length} answered, ${pending.size} in flight, server RSS ${memory.at(-1)!.toFixed(0)} MB, ` +
-            `last 10 s p50 ${ms(recent.p50)} p99 ${ms(recent.p99)}`,
+            `last 10 s p50 ${ms(recent.p50)} p99 ${ms(recent.p99)}${checkpoints ? `, ${await checkpoints.since()}` : ''}`,
         );
       }
     }
     await Promise.all(pending);
+    await checkpoints?.close();
     memory.push(lattice.rssMb());
     rssAt.push([(Date.now() - started) / 1000, memory.at(-1)!]);
 
@@ -204,6 +206,36 @@ async function vacuumActivity(url: string, started: number): Promise<string> {
       .join('; ')}.`;
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Postgres's checkpoints (timed or requested) and the buffers they wrote since the last reading: a
+ * checkpoint writes out every dirty page, and a 10 s window with a slow p99 may be one.
+ */
+class CheckpointWatch {
+  private last = { checkpoints: 0, buffers: 0 };
+  private constructor(private readonly client: pg.Client) {}
+
+  static async open(url: string): Promise<CheckpointWatch> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const watch = new CheckpointWatch(client);
+    await watch.since();
+    return watch;
+  }
+
+  async since(): Promise<string> {
+    const { rows: [now] } = await this.client.query<{ checkpoints: number; buffers: number }>(
+      'SELECT (checkpoints_timed + checkpoints_req)::int AS checkpoints, buffers_checkpoint::int AS buffers FROM pg_stat_bgwriter',
+    );
+    const line = `checkpoints +${now!.checkpoints - this.last.checkpoints} (${now!.buffers - this.last.buffers} buffers)`;
+    this.last = now!;
+    return line;
+  }
+
+  close(): Promise<void> {
+    return this.client.end();
   }
 }
 
