@@ -5,7 +5,7 @@
 // pronoun and a name). The subject of a first-person statement, or of a pronoun whose referent is
 // not named in the text, is "@subject": the person the memory is about. Negated and hypothetical
 // statements ("no longer works at", "might move to") give no relation. Pure and deterministic.
-import nlp from 'compromise';
+import { compromise } from '../platform/compromise.js';
 import { displayName, nameKey } from './names.js';
 
 export type ExtractedType = 'person' | 'org' | 'location' | 'product' | 'date';
@@ -129,6 +129,7 @@ function typeOf(name: string, text: string, hint: ExtractedType | undefined): Ex
 }
 
 function namesOf(sentence: string, uncertain: string[]): Found[] {
+  const nlp = compromise();
   const doc = nlp(sentence);
   const tagged: [string, ExtractedType | undefined][] = [
     ...(doc.organizations().out('array') as string[]).map((n): [string, ExtractedType] => [n, 'org']),
@@ -242,7 +243,7 @@ function relationsOf(sentence: string, found: readonly Found[], lastPerson: stri
 // ---- the extractor --------------------------------------------------------------------------
 
 function sentencesOf(text: string): string[] {
-  return (nlp.tokenize(text).json() as { text?: unknown }[]).map((s) => (typeof s.text === 'string' ? s.text.trim() : '')).filter((s) => s !== '');
+  return (compromise().tokenize(text).json() as { text?: unknown }[]).map((s) => (typeof s.text === 'string' ? s.text.trim() : '')).filter((s) => s !== '');
 }
 
 export function extractGraph(text: string): Extraction {

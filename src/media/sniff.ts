@@ -2,7 +2,6 @@
 // (file-type reads the signature); text has none, so a declared text type is believed when the
 // bytes are UTF-8 without NULs. The declared type is corrected when the bytes are another supported
 // type (a PNG sent as image/jpeg is a PNG), and refused when they are not a supported type at all.
-import { fileTypeFromBuffer } from 'file-type';
 import { ValidationError } from '../platform/errors.js';
 
 export type Modality = 'image' | 'audio' | 'document';
@@ -51,6 +50,8 @@ function isUtf8Text(bytes: Uint8Array): boolean {
 
 export async function sniff(bytes: Uint8Array, declared: string): Promise<Sniffed> {
   const claimed = bare(declared);
+  // Imported on the first file (about 30 modules the rest of a process never needs).
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (detected) {
     // A zip-based format: a .docx is a zip whose signature file-type reads as docx.

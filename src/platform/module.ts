@@ -259,6 +259,26 @@ export function mergeSchedules(modules: readonly AnyModule[]): Schedule<JobMapBa
   );
 }
 
+/** How many times start-up sends its schedules before it gives up (waiting 0.25, 0.5, 1 and 2 s between). */
+export const START_SCHEDULE_ATTEMPTS = 5;
+
+/**
+ * Start-up's schedule upserts, sent again while they fail: a queue store slow to answer at boot (a
+ * command past QUEUE_COMMAND_TIMEOUT_MS on a loaded machine) delays the start by seconds rather than
+ * failing it. The upserts are idempotent, so a try that timed out after Redis applied it is harmless.
+ */
+async function persistently(what: string, log: FastifyBaseLogger, send: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (attempt >= START_SCHEDULE_ATTEMPTS) throw error;
+      log.warn({ err: error, attempt }, `${what} failed; trying again`);
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+    }
+  }
+}
+
 /**
  * What a process does with its modules' jobs. Checked when the process is assembled, so a bad
  * registry fails the start rather than the first job.
@@ -293,10 +313,12 @@ export function jobRunner(
   return {
     async start() {
       await queue.startConsumers(handlers);
-      await schedule();
-      // A schedule the code no longer declares (renamed or removed) would fire a job nothing handles.
-      const removed = await queue.unscheduleOthers(schedules.map((s) => s.id));
-      if (removed.length > 0) log.info({ removed }, 'removed schedules no module declares');
+      await persistently('scheduling the jobs at start-up', log, async () => {
+        await schedule();
+        // A schedule the code no longer declares (renamed or removed) would fire a job nothing handles.
+        const removed = await queue.unscheduleOthers(schedules.map((s) => s.id));
+        if (removed.length > 0) log.info({ removed }, 'removed schedules no module declares');
+      });
       await sweep('start-up');
       // Jobs that failed while Postgres or Redis was away, and work that could not be enqueued
       // meanwhile, are swept up as soon as the dependency returns, not at the sweeps' next tick.

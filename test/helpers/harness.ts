@@ -50,8 +50,9 @@ export interface TestDatabaseOptions {
   /** Connections in each Postgres pool `open()` makes (default 5); PGlite always has one. */
   max?: number;
   /**
-   * On PGlite, start from the run's migrated template (test/helpers/pglite-template.ts) rather than
-   * an empty database; the runtime's migrations then find nothing to apply.
+   * Start from the run's migrated template (test/helpers/pglite-template.ts: a PGlite dump, or a
+   * Postgres database copied) rather than an empty database; the runtime's migrations then find
+   * nothing to apply.
    */
   migrated?: boolean;
 }
@@ -64,7 +65,7 @@ function pgliteTemplate(): Blob | undefined {
   return (template ??= new Blob([readFileSync(file)]));
 }
 
-/** A fresh database for one test file: empty, or on PGlite migrated when asked (`migrated`). */
+/** A fresh database for one test file: empty, or migrated when asked (`migrated`). */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (!SERVER_DATABASE_URL) {
     let db: Promise<Db> | undefined;
@@ -77,7 +78,10 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
   }
   const name = uniqueName('lattice_t').toLowerCase();
   if (CITUS_URL) await createCitusDatabase(CITUS_URL, name);
-  else await adminQuery(`CREATE DATABASE ${name}`);
+  else {
+    const template = options.migrated ? inject('pgTemplate') : '';
+    await adminQuery(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
+  }
   const opened: Db[] = [];
   return {
     url: withDatabase(SERVER_DATABASE_URL, name),

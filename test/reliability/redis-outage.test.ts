@@ -212,3 +212,27 @@ describe.skipIf(!hasRedis)('a Redis outage under the API', () => {
     expect(stored.rows[0]!.n).toBe(ids.length);
   }, 240_000);
 });
+
+describe.skipIf(!hasRedis)('a Redis slow to answer at start-up', () => {
+  it('starts once Redis answers again, though its first schedule upserts time out', async () => {
+    const port = await reservedPort();
+    const redis = await startRedis(port);
+    let h: Harness | undefined;
+    try {
+      // Redis holds every write command for 3 s (CLIENT PAUSE ... WRITE): start-up's schedule
+      // upserts each time out after 200 ms until the pause ends. Reads, such as the readiness
+      // checks, still answer. Before start-up sent them again, the start failed with "Command timed out".
+      const paused = spawnSync('redis-cli', ['-p', String(port), 'CLIENT', 'PAUSE', '3000', 'WRITE'], { encoding: 'utf8' });
+      expect(paused.stdout.trim(), paused.stderr).toBe('OK');
+      h = await createHarness({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_COMMAND_TIMEOUT_MS: '200' } });
+      const project = await h.project();
+      const saved = await h.call('POST', project.projectId, '/admin/memory', { body: { content: 'saved once the queue answered', subject: { kind: 'user', externalId: 'u1' } } });
+      expect(saved.statusCode, saved.body).toBe(201);
+      const schedulers = spawnSync('redis-cli', ['-p', String(port), '--scan', '--pattern', `${h.config.queuePrefix}:*:repeat`], { encoding: 'utf8' });
+      expect(schedulers.stdout.trim().split('\n').filter(Boolean).length).toBeGreaterThan(0);
+    } finally {
+      await h?.close();
+      if (redis.exitCode === null) await stopRedis(redis);
+    }
+  }, 60_000);
+});

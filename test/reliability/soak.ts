@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     const rssAt: [number, number][] = [[0, memory[0]!]];
     const pending = new Set<Promise<void>>();
     const checkpoints = lattice.databaseUrl ? await CheckpointWatch.open(lattice.databaseUrl) : undefined;
+    const stalls = await StallWatch.start(lattice.origin, lattice.databaseUrl);
     const started = Date.now();
     const interval = 1000 / rate;
     let next = performance.now();
@@ -124,12 +125,13 @@ async function main(): Promise<void> {
         const recent = summarise(soakSamples.filter((sample) => sample.at >= since).map((sample) => sample.ms));
         progress(
           `[soak] ${Math.round((Date.now() - started) / 1000)} s: ${soakSamples.length} answered, ${pending.size} in flight, server RSS ${memory.at(-1)!.toFixed(0)} MB, ` +
-            `last 10 s p50 ${ms(recent.p50)} p99 ${ms(recent.p99)}${checkpoints ? `, ${await checkpoints.since()}` : ''}`,
+            `last 10 s p50 ${ms(recent.p50)} p99 ${ms(recent.p99)}${checkpoints ? `, ${await checkpoints.since()}` : ''}, ${stalls.since()}`,
         );
       }
     }
     await Promise.all(pending);
     await checkpoints?.close();
+    const stallReport = await stalls.stop(started);
     memory.push(lattice.rssMb());
     rssAt.push([(Date.now() - started) / 1000, memory.at(-1)!]);
 
@@ -151,6 +153,7 @@ async function main(): Promise<void> {
     console.log(`Server RSS during the soak: ${memory.map((m) => m.toFixed(0)).join(' → ')} MB (start ${memory[0]!.toFixed(0)}, end ${memory.at(-1)!.toFixed(0)}).\n`);
     console.log(markdownTable(['Phase', 'Operation', 'n', 'Errors', 'Throughput', 'p50', 'p99'], rows, (c) => c >= 2 && c !== 3));
     if (lattice.databaseUrl) console.log(`\n${await vacuumActivity(lattice.databaseUrl, started)}`);
+    console.log(`\n${stallReport}`);
     const verdict = judge(soakSamples, rssAt);
     console.log(`\n${verdict.lines.join('\n')}`);
     if (!verdict.held) process.exitCode = 1;
@@ -198,7 +201,7 @@ async function vacuumActivity(url: string, started: number): Promise<string> {
   try {
     const { rows } = await client.query<{ relname: string; vacuums: number; analyzes: number; last_vacuum: Date | null; last_analyze: Date | null; dead: number }>(
       `SELECT relname, autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes, last_autovacuum AS last_vacuum, last_autoanalyze AS last_analyze, n_dead_tup::int AS dead
-         FROM pg_stat_user_tables ORDER BY autovacuum_count + autoanalyze_count DESC, relname LIMIT 6`,
+         FROM pg_stat_user_tables ORDER BY autovacuum_count + autoanalyze_count DESC, n_dead_tup DESC, relname LIMIT 6`,
     );
     const at = (d: Date | null) => (d === null ? 'never' : `${Math.round((d.getTime() - started) / 1000)} s`);
     return `Autovacuum by table (last run, seconds into the soak): ${rows
@@ -236,6 +239,84 @@ class CheckpointWatch {
 
   close(): Promise<void> {
     return this.client.end();
+  }
+}
+
+/**
+ * Where a slow window comes from: every 250 ms, how long the server takes to answer /healthz (a
+ * stalled event loop or starved CPU shows there) and, on Postgres, the statements of the soak's
+ * database that have been running for more than 250 ms (a lock or a heavy job's query shows there).
+ */
+class StallWatch {
+  private readonly health: { at: number; ms: number }[] = [];
+  private readonly queries: { at: number; ms: number; query: string }[] = [];
+  private windowStart = 0;
+  private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly origin: string, private readonly client: pg.Client | undefined) {}
+
+  static async start(origin: string, databaseUrl: string | undefined): Promise<StallWatch> {
+    let client: pg.Client | undefined;
+    if (databaseUrl) {
+      client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+    }
+    const watch = new StallWatch(origin, client);
+    watch.loop = watch.run();
+    return watch;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const at = Date.now();
+      const begin = performance.now();
+      await fetch(`${this.origin}/healthz`).then((res) => res.arrayBuffer(), () => undefined);
+      this.health.push({ at, ms: performance.now() - begin });
+      if (this.client) {
+        const { rows } = await this.client.query<{ ms: number; query: string }>(
+          `SELECT (extract(epoch FROM clock_timestamp() - query_start) * 1000)::float8 AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+             FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+              AND clock_timestamp() - query_start > interval '250 milliseconds'`,
+        );
+        for (const row of rows) this.queries.push({ at, ms: row.ms, query: row.query });
+      }
+      await sleep(Math.max(0, 250 - (Date.now() - at)));
+    }
+  }
+
+  /** The slowest /healthz and the long statements seen since the last call. */
+  since(): string {
+    const start = this.windowStart;
+    this.windowStart = Date.now();
+    const worst = Math.max(0, ...this.health.filter((h) => h.at >= start).map((h) => h.ms));
+    const long = this.queries.filter((q) => q.at >= start).length;
+    return `healthz max ${ms(worst)}, ${long} statement samples past 250 ms`;
+  }
+
+  async stop(started: number): Promise<string> {
+    this.stopped = true;
+    await this.loop;
+    await this.client?.end();
+    const at = (t: number) => `${((t - started) / 1000).toFixed(1)} s`;
+    const slowest = [...this.health].sort((a, b) => b.ms - a.ms).slice(0, 8);
+    const byQuery = new Map<string, { samples: number; longest: number; when: number[] }>();
+    for (const q of this.queries) {
+      const entry = byQuery.get(q.query) ?? { samples: 0, longest: 0, when: [] };
+      entry.samples++;
+      entry.longest = Math.max(entry.longest, q.ms);
+      if (entry.when.length < 6) entry.when.push(q.at);
+      byQuery.set(q.query, entry);
+    }
+    const statements = [...byQuery].sort((a, b) => b[1].longest - a[1].longest).slice(0, 12);
+    return [
+      `Slowest /healthz answers (seconds into the soak): ${slowest.map((h) => `${ms(h.ms)} at ${at(h.at)}`).join(', ')}.`,
+      statements.length === 0
+        ? 'No statement of the soak\'s database was seen running past 250 ms.'
+        : `Statements seen running past 250 ms (longest, samples, first seen at):\n${statements
+            .map(([query, e]) => `- ${ms(e.longest)}, ${e.samples}×, at ${e.when.map(at).join(', ')}: ${query}`)
+            .join('\n')}`,
+    ].join('\n');
   }
 }
 

@@ -1,19 +1,16 @@
 // The observe extractor's window onto compromise: sentence splitting, entity spotting (people,
 // places, organisations), date spotting relative to a caller-supplied `now`, and a few part-of-speech
 // questions. Everything that touches the NLP library lives here so the heuristics stay plain text.
-import nlp from 'compromise';
-import datesPlugin, { type DatesMethods } from 'compromise-dates';
-
-nlp.plugin(datesPlugin);
+import { compromise, type DatesMethods } from '../../platform/compromise.js';
 
 /** Parse with the dates plugin's methods visible to the type checker. */
 function parse(text: string) {
-  return nlp<DatesMethods>(text);
+  return compromise()<DatesMethods>(text);
 }
 
 /** Sentences of one line of text, as compromise splits them (abbreviations and decimals kept whole). */
 export function splitSentences(line: string): string[] {
-  return nlp
+  return compromise()
     .tokenize(line)
     .json()
     .map((s: { text?: unknown }) => (typeof s.text === 'string' ? s.text.trim() : ''))
