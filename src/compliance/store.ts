@@ -4,6 +4,7 @@ import type { Queryable } from '../platform/db.js';
 import { storableText } from '../platform/input-guard.js';
 import { Conditions, iso } from '../platform/sql.js';
 import type { AuditRow } from './schemas.js';
+import { appendTo } from '../platform/collections.js';
 
 export interface NewAuditRow {
   id: string;
@@ -71,7 +72,7 @@ export interface AuditOutcomeRow {
  */
 export async function completeAuditRows(db: Queryable, rows: readonly AuditOutcomeRow[]): Promise<void> {
   const byProject = new Map<string, AuditOutcomeRow[]>();
-  for (const row of rows) byProject.set(row.projectId, [...(byProject.get(row.projectId) ?? []), row]);
+  for (const row of rows) appendTo(byProject, row.projectId, row);
   for (const [projectId, outcomes] of byProject) {
     await db.query(
       `UPDATE compliance_audit a

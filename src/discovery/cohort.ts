@@ -13,6 +13,7 @@ import type { BehaviorApi, PatternRecord } from '../behavior/index.js';
 import { clampTo, type Subject } from '../platform/common-schemas.js';
 import type { FeatureStore, SubjectFeatures } from './features.js';
 import { COHORT, type CohortBody, type CohortMember, type CohortPredictBody, type CohortPrediction } from './schemas.js';
+import { appendTo } from '../platform/collections.js';
 
 export const COHORT_WEIGHTS = { rfm: 0.5, entities: 0.25, patternKinds: 0.25 } as const;
 const DEFAULT_WINDOW_MINUTES = 24 * 60;
@@ -86,7 +87,7 @@ export class Cohorts {
     const groups = new Map<string, PatternRecord[]>();
     for (const p of patterns) {
       const key = `${p.metadata.patternKind}\0${(p.metadata.eventType ?? '').toLowerCase()}`;
-      groups.set(key, [...(groups.get(key) ?? []), p]);
+      appendTo(groups, key, p);
     }
     const predictions: CohortPrediction[] = [...groups.values()].map((group) => {
       // One pattern per member and group: its most confident.

@@ -18,6 +18,7 @@ import * as batches from './store/ingest-batches.js';
 import * as observations from './store/observations.js';
 import * as unfolded from './store/unfolded.js';
 import { attributeKeysOf, checkRows, type CheckedRow } from './validate.js';
+import { appendTo } from '../platform/collections.js';
 
 const METER = 'events-ingested';
 /** A queued batch older than this with no job working on it is enqueued again by the sweep. */
@@ -257,7 +258,7 @@ export class TypedService {
     return this.db.transaction(async (tx) => {
       const due = await unfolded.dueKeys(tx, limit);
       const byProject = new Map<string, accumulators.AccumulatorKey[]>();
-      for (const { projectId, key } of due) byProject.set(projectId, [...(byProject.get(projectId) ?? []), key]);
+      for (const { projectId, key } of due) appendTo(byProject, projectId, key);
       let folded = 0;
       for (const [projectId, keys] of byProject) {
         const locked = await accumulators.lockFree(tx, projectId, keys);

@@ -1,9 +1,10 @@
 // The behaviour domain's pure parts: projection of patterns (worked examples and properties),
-// the RFM grid and quintile scores, and the words for cadences.
+// the RFM grid and quintile scores, the words for cadences, and the size of a mining chunk.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { quintileScore } from '../../src/behavior/models.js';
 import { cadenceSummary, periodWords, summarise } from '../../src/behavior/patterns/describe.js';
+import { nextChunkSize } from '../../src/behavior/patterns/miner.js';
 import type { PatternMeta, PatternRecord } from '../../src/behavior/patterns/schemas.js';
 import { project } from '../../src/behavior/predict/projection.js';
 import { segmentOf } from '../../src/behavior/profile/profile.js';
@@ -158,5 +159,29 @@ describe('cadence words', () => {
     expect(text({ patternKind: 'time_of_day', cadence: { timeOfDayLocal: '19:06', timezone: 'UTC' } })).toBe('gym usually around 19:00 (UTC)');
     expect(text({ patternKind: 'time_of_day', cadence: { timeOfDayLocal: '23:53' } })).toBe('gym usually around 00:00 (UTC)');
     expect(text({ patternKind: 'day_of_week', cadence: { dayOfWeek: 0 } })).toBe('gym mostly on Sundays');
+  });
+});
+
+describe('nextChunkSize', () => {
+  it('starts with one subject, then sizes chunks to about 5,000 activities, between 1 and 250 subjects', () => {
+    expect(nextChunkSize(0, 0)).toBe(1);
+    // The soak's subjects: 8,000 activities each, so one at a time.
+    expect(nextChunkSize(8_000, 1)).toBe(1);
+    expect(nextChunkSize(1_000, 1)).toBe(5);
+    expect(nextChunkSize(2_000, 100)).toBe(250);
+    // Subjects with nothing read count as one activity each.
+    expect(nextChunkSize(0, 40)).toBe(250);
+  });
+
+  it('never answers fewer than 1 or more than 250 subjects, and fewer for busier subjects', () => {
+    fc.assert(
+      fc.property(fc.nat(10_000_000), fc.integer({ min: 1, max: 10_000 }), fc.nat(10_000_000), (activities, subjects, more) => {
+        const size = nextChunkSize(activities, subjects);
+        expect(Number.isInteger(size)).toBe(true);
+        expect(size).toBeGreaterThanOrEqual(1);
+        expect(size).toBeLessThanOrEqual(250);
+        expect(nextChunkSize(activities + more, subjects)).toBeLessThanOrEqual(size);
+      }),
+    );
   });
 });

@@ -60,7 +60,8 @@ interface ActivityRow {
   event_type: string | null;
   category: string | null;
   content: string | null;
-  at: Date;
+  /** Epoch milliseconds (with the microseconds as a fraction). */
+  at: number;
   value: number | null;
   amount: number | null;
   entity: string | null;
@@ -102,9 +103,13 @@ function activityUnion(scope: 'project' | 'subjects', since: string, until: stri
  */
 export async function readActivity(db: Queryable, projectId: string, subjects: readonly Subject[], since: Date, until: Date): Promise<SubjectActivity[]> {
   if (subjects.length === 0) return [];
+  // Times come as epoch milliseconds: parsing a timestamptz into a Date was a quarter of the event
+  // loop's time for a read of many activities.
   const { rows } = await db.query<ActivityRow>(
     `WITH s AS MATERIALIZED (SELECT DISTINCT kind, ext FROM unnest($2::text[], $3::text[]) AS s(kind, ext))
-     ${activityUnion('subjects', '$4', '$5')}`,
+     SELECT a.subject_kind, a.subject_external_id, a.id, a.source, a.event_type, a.category, a.content,
+            (extract(epoch FROM a.at) * 1000)::float8 AS at, a.value, a.amount, a.entity
+       FROM (${activityUnion('subjects', '$4', '$5')}) a`,
     [projectId, subjects.map((s) => s.kind), subjects.map((s) => s.externalId), since, until],
   );
   const bySubject = new Map<string, Activity[]>();
@@ -118,7 +123,7 @@ export async function readActivity(db: Queryable, projectId: string, subjects: r
       eventType: r.event_type,
       category: r.category,
       content: r.content,
-      at: new Date(r.at).getTime(),
+      at: Math.floor(r.at),
       value: r.value === null ? null : Number(r.value),
       amount: r.amount === null ? null : Number(r.amount),
       entity: r.entity,

@@ -10,6 +10,7 @@ import { cadenceSummary } from '../patterns/describe.js';
 import type { PatternRecord } from '../patterns/schemas.js';
 import { activePatterns, patternsOf } from '../patterns/store.js';
 import type { Profile, RfmSegment } from './schemas.js';
+import { appendTo } from '../../platform/collections.js';
 
 const DAY_MS = 86_400_000;
 export const RFM_LOOKBACK_DAYS = 365;
@@ -101,20 +102,26 @@ export class Profiler {
     for (const p of stored) {
       if (!p.record.active) continue;
       const key = `${p.record.subject.kind}\0${p.record.subject.externalId}`;
-      active.set(key, [...(active.get(key) ?? []), p.record]);
+      appendTo(active, key, p.record);
     }
     return Promise.all(
       activity.map(async ({ subject, activities }) => {
         const patterns = (active.get(`${subject.kind}\0${subject.externalId}`) ?? []).sort((a, b) => b.confidence - a.confidence || (a.id < b.id ? -1 : 1));
         const counts = new Map<string, number>();
-        const readings = new Map<string, number[]>();
+        // Running sums per attribute: a subject may have tens of thousands of readings (copying a
+        // list per reading made this quadratic, and held the event loop for half a second in the soak).
+        const readings = new Map<string, { count: number; sum: number; last: number }>();
         for (const a of activities) {
           if (a.entity) counts.set(a.entity, (counts.get(a.entity) ?? 0) + 1);
-          if (a.source === 'observation' && a.eventType && a.value !== null) readings.set(a.eventType, [...(readings.get(a.eventType) ?? []), a.value]);
+          if (a.source !== 'observation' || !a.eventType || a.value === null) continue;
+          const reading = readings.get(a.eventType);
+          if (reading) {
+            reading.count++;
+            reading.sum += a.value;
+            reading.last = a.value;
+          } else readings.set(a.eventType, { count: 1, sum: a.value, last: a.value });
         }
-        const attributes = Object.fromEntries(
-          [...readings].map(([key, values]) => [key, { count: values.length, mean: values.reduce((s, v) => s + v, 0) / values.length, last: values.at(-1)! }]),
-        );
+        const attributes = Object.fromEntries([...readings].map(([key, r]) => [key, { count: r.count, mean: r.sum / r.count, last: r.last }]));
         return {
           subject,
           profile: await this.profileOf(projectId, subject, patterns, activities, now),

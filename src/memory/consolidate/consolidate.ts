@@ -17,6 +17,7 @@ import type { ModelGateway } from '../../platform/gateway.js';
 import type { Memory } from '../schemas.js';
 import type { MemoryService } from '../service.js';
 import * as store from './store.js';
+import { appendTo } from '../../platform/collections.js';
 
 export const LLM_CONSOLIDATE = { windowDays: { default: 30, min: 1, max: 365 }, maxSubjects: 200, maxSources: 100 } as const;
 
@@ -186,7 +187,7 @@ function fromSlots(sources: readonly Memory[]): Proposal[] {
   const slots = new Map<string, Memory[]>();
   for (const m of sources) {
     const slot = typeof m.metadata?.slot === 'string' ? topicKey(m.metadata.slot) : '';
-    if (slot !== '') slots.set(slot, [...(slots.get(slot) ?? []), m]);
+    if (slot !== '') appendTo(slots, slot, m);
   }
   return [...slots]
     .filter(([, statements]) => statements.length >= 2)

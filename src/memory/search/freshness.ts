@@ -20,6 +20,7 @@
 // the newer's; a memory already below keeps its score.
 import { comparableWords, wordOverlap } from '../../../workers/near-duplicate.js';
 import type { Memory } from '../schemas.js';
+import { appendTo } from '../../platform/collections.js';
 
 export const FRESHNESS = {
   /** Words two unslotted memories share, as a share of all their words, to be one fact restated. */
@@ -125,7 +126,7 @@ export function newerFirst(hits: readonly Scored[], window: number): Map<string,
   for (const hit of hits) {
     if (!hit.memory.subject || !LIVE.has(hit.memory.status)) continue;
     const key = holder(hit.memory);
-    groups.set(key, [...(groups.get(key) ?? []), hit]);
+    appendTo(groups, key, hit);
   }
   const demoted = new Map<string, Demotion>();
   const checked = new Set<string>();

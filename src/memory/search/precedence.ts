@@ -11,6 +11,7 @@
 // scope are left to newer first (freshness.ts). In search the loser is put just under the winner,
 // after newer first, so a policy can keep a verified value above a newer unverified one. Pure.
 import type { Memory } from '../schemas.js';
+import { appendTo } from '../../platform/collections.js';
 
 export const PRECEDENCE_TIERS = ['human_verified', 'local', 'licensed_brain', 'base'] as const;
 export type PrecedenceTier = (typeof PRECEDENCE_TIERS)[number];
@@ -87,7 +88,7 @@ export function precedenceFirst(hits: readonly { memory: Memory; score: number }
     const slot = slotOf(m);
     if (!slot || !m.subject || !LIVE.has(m.status)) continue;
     const key = slotKey(m, slot);
-    bySlot.set(key, [...(bySlot.get(key) ?? []), m]);
+    appendTo(bySlot, key, m);
   }
   const outranked = new Map<string, Outranked>();
   for (const group of bySlot.values()) {

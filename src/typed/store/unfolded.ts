@@ -7,6 +7,7 @@ import { newId } from '../../platform/ids.js';
 import type { NumericPoint } from '../accumulator.js';
 import { iso } from '../../platform/sql.js';
 import { keyColumns, keyOf, toState, type AccumulatorKey, type AccumulatorRow, type StoredAccumulator } from './accumulators.js';
+import { appendTo } from '../../platform/collections.js';
 
 export interface UnfoldedRow extends AccumulatorKey {
   observationId: string;
@@ -117,7 +118,7 @@ export async function takeUnfolded(db: Queryable, projectId: string, keys: reado
   );
   for (const r of rows) {
     const id = keyOf({ subjectKind: r.subject_kind, subjectExternalId: r.subject_external_id, attributeKey: r.attribute_key });
-    taken.set(id, [...(taken.get(id) ?? []), ...pointsOf(r)]);
+    appendTo(taken, id, ...pointsOf(r));
   }
   return taken;
 }
