@@ -1,7 +1,7 @@
 // The event log over HTTP: emit (validation, idempotency under replay and concurrency) and the
 // poll (oldest first, strictly after `since`, paging that never repeats or skips an event).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, type Harness } from '../helpers/harness.js';
 
 const EMIT = '/lattice/events/emit';
 const MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -221,6 +221,9 @@ describe('events', () => {
           ...emitMany(5, 'tail'),
         ]);
         expect(second.every((r) => r.statusCode === 200)).toBe(true);
+        // The ingests' typed.observation events follow them (the typed.events job, one transaction
+        // per ingest): the writers are done once those are appended too (seen in CI: 85 of 255).
+        await appendAllTypedEvents(h);
         writersDone = true;
       };
       await Promise.all([walk(), writers()]);

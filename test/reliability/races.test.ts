@@ -37,7 +37,7 @@ import { createLogger } from '../../src/platform/logger.js';
 import { migrate } from '../../src/platform/migrations.js';
 import { DEMO_PROJECT } from '../../src/tenancy/bootstrap.js';
 import { createTenancyModule } from '../../src/tenancy/index.js';
-import { createHarness, createTestDatabase, testConfig, uniqueName, type Harness } from '../helpers/harness.js';
+import { appendAllTypedEvents, createHarness, createTestDatabase, testConfig, uniqueName, type Harness } from '../helpers/harness.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 
 const N = 50;
@@ -248,6 +248,8 @@ describe('50 concurrent identical idempotent writes make exactly one row', () =>
       if (id !== undefined) expect(rows[0]!.id).toBe(id);
       const accumulator = await h.call('GET', projectId, '/memory-typed/accumulator?subjectKind=user&subjectExternalId=u1&attributeKey=body.weight');
       expect(accumulator.json()).toMatchObject({ count: 1, sum: 70.5 });
+      // The event follows the ingest (the typed.events job): counted once every one waiting is appended.
+      await appendAllTypedEvents(h);
       expect(await count("SELECT count(*) AS n FROM events WHERE project_id = $1 AND event_type = 'typed.observation'", [projectId])).toBe(1);
     }
 
