@@ -260,7 +260,7 @@ export function mergeSchedules(modules: readonly AnyModule[]): Schedule<JobMapBa
 }
 
 /** How many times start-up sends its schedules before it gives up (waiting 0.25, 0.5, 1 and 2 s between). */
-export const START_SCHEDULE_ATTEMPTS = 5;
+const START_SCHEDULE_ATTEMPTS = 5;
 
 /**
  * Start-up's schedule upserts, sent again while they fail: a queue store slow to answer at boot (a

@@ -11,7 +11,8 @@ import { migrate } from '../../src/platform/migrations.js';
 
 export const CITUS_URL = process.env.CITUS_URL;
 
-function at(url: string, port: number | undefined, database: string): string {
+/** The URL of `database` on the server of `url` (on another port of that host when `port` is given). */
+export function withDatabase(url: string, database: string, port?: number): string {
   const parsed = new URL(url);
   if (port !== undefined) parsed.port = String(port);
   parsed.pathname = `/${database}`;
@@ -33,7 +34,7 @@ export async function run(url: string, statements: readonly string[]): Promise<p
 
 /** The workers' ports, as the coordinator's `postgres` database registers them. */
 async function workerPorts(coordinator: string): Promise<number[]> {
-  const [result] = await run(at(coordinator, undefined, 'postgres'), [`SELECT nodeport FROM pg_dist_node WHERE groupid <> 0 AND isactive ORDER BY nodeport`]);
+  const [result] = await run(withDatabase(coordinator, 'postgres'), [`SELECT nodeport FROM pg_dist_node WHERE groupid <> 0 AND isactive ORDER BY nodeport`]);
   return result!.rows.map((r: { nodeport: number }) => r.nodeport);
 }
 
@@ -44,7 +45,7 @@ async function workerPorts(coordinator: string): Promise<number[]> {
 export async function createCitusDatabase(coordinator: string, name: string, options: CitusDatabaseOptions = {}): Promise<string> {
   // One file's set-up at a time: adding the nodes to a database writes the cluster's shared
   // catalogs (its roles), and two at once fail with "tuple concurrently updated".
-  const lock = new pg.Client({ connectionString: at(coordinator, undefined, 'postgres') });
+  const lock = new pg.Client({ connectionString: withDatabase(coordinator, 'postgres') });
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [SETUP_LOCK]);
@@ -69,9 +70,9 @@ async function setUp(coordinator: string, name: string, options: CitusDatabaseOp
   if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > 1024) throw new Error('shardCount must be an integer from 1 to 1024');
   const workers = await workerPorts(coordinator);
   const coordinatorPort = Number(new URL(coordinator).port || 5432);
-  for (const port of [coordinatorPort, ...workers]) await run(at(coordinator, port, 'postgres'), [`CREATE DATABASE ${name}`]);
-  for (const port of workers) await run(at(coordinator, port, name), ['CREATE EXTENSION citus']);
-  const url = at(coordinator, undefined, name);
+  for (const port of [coordinatorPort, ...workers]) await run(withDatabase(coordinator, 'postgres', port), [`CREATE DATABASE ${name}`]);
+  for (const port of workers) await run(withDatabase(coordinator, name, port), ['CREATE EXTENSION citus']);
+  const url = withDatabase(coordinator, name);
   await run(url, [
     'CREATE EXTENSION citus',
     `SELECT citus_set_coordinator_host('${new URL(coordinator).hostname}', ${coordinatorPort})`,
@@ -91,7 +92,7 @@ async function setUp(coordinator: string, name: string, options: CitusDatabaseOp
 /** Runs `sql` on the `postgres` database of the coordinator and of every worker. */
 export async function onEveryServer(coordinator: string, sql: string): Promise<void> {
   const coordinatorPort = Number(new URL(coordinator).port || 5432);
-  for (const port of [coordinatorPort, ...(await workerPorts(coordinator))]) await run(at(coordinator, port, 'postgres'), [sql]);
+  for (const port of [coordinatorPort, ...(await workerPorts(coordinator))]) await run(withDatabase(coordinator, 'postgres', port), [sql]);
 }
 
 /** Drops `name` from every node. */

@@ -15,7 +15,7 @@ import type { Db } from '../../src/platform/db.js';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { createPgliteDb } from '../../src/platform/db-pglite.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { CITUS_URL, createCitusDatabase, dropCitusDatabase, run } from './citus.js';
+import { CITUS_URL, createCitusDatabase, dropCitusDatabase, run, withDatabase } from './citus.js';
 import type { Plan } from '../../src/tenancy/index.js';
 
 /** A Citus coordinator (CITUS_URL) takes the place of DATABASE_URL: each file's database is distributed. */
@@ -26,12 +26,6 @@ export const queueKind: 'bullmq' | 'in-process' = REDIS_URL ? 'bullmq' : 'in-pro
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 async function adminQuery(sql: string): Promise<void> {

@@ -12,7 +12,7 @@ import type { TestProject } from 'vitest/node';
 import { createPgDb } from '../../src/platform/db-pg.js';
 import { createPgliteDb, pgliteOf } from '../../src/platform/db-pglite.js';
 import { migrate } from '../../src/platform/migrations.js';
-import { run } from './citus.js';
+import { run, withDatabase } from './citus.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,12 +21,6 @@ declare module 'vitest' {
     /** On a Postgres run (not Citus), the name of the migrated database to copy; '' otherwise. */
     pgTemplate: string;
   }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 /** Migrates a database of its own on the Postgres server; answers its name and how to drop it. */
